@@ -1,0 +1,104 @@
+"""``classic``: the widely used seven-parameter heuristic, summed over 4 rows and 4 columns.
+
+Per line of ranks r[0..3]::
+
+    lost_penalty + empty_weight * empty + merges_weight * merges
+      - monotonicity_weight * min(mono_left, mono_right) - sum_weight * sum(r[i] ** sum_power)
+
+``empty`` counts empty cells. ``merges`` walks the line's non-empty tiles in order and counts each
+run of k >= 2 equal adjacent ranks as k (empty cells are skipped, so [2, 0, 2, 0] has a run of 2).
+``mono_left`` sums r[i-1]**p - r[i]**p over neighbours that decrease left to right and
+``mono_right`` sums r[i]**p - r[i-1]**p over the others (p = ``monotonicity_power``; empty cells
+count as rank 0). One table serves all eight lines. The reference weights are the commonly quoted
+CMA-ES result shipped as ``configs/weights/classic-reference.yaml``.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+
+from engine.families.base import Family, LineTables, Param, grid_lines, row_ranks
+
+
+def _merges(line: list[int]) -> int:
+    merges = 0
+    prev = 0
+    run = 0
+    for rank in line:
+        if rank == 0:
+            continue
+        if rank == prev:
+            run += 1
+        elif run > 0:
+            merges += 1 + run
+            run = 0
+        prev = rank
+    if run > 0:
+        merges += 1 + run
+    return merges
+
+
+@cache
+def _static_features() -> tuple[np.ndarray, np.ndarray]:
+    """Per-row empty count and merge count: they do not depend on the weights."""
+    ranks = row_ranks()
+    empty = (ranks == 0).sum(axis=1).astype(np.float64)
+    merges = np.array([_merges(list(r)) for r in ranks], dtype=np.float64)
+    return empty, merges
+
+
+class Classic(Family):
+    name = "classic"
+    summary = "lost penalty, empty cells, merges, monotonicity and tile-sum terms per line"
+    params = (
+        Param("lost_penalty", 200000.0, 0.0, 1e7, "constant per line; sets the weights' scale"),
+        Param("monotonicity_power", 4.0, 0.5, 8.0, "exponent p applied to ranks in monotonicity"),
+        Param("monotonicity_weight", 47.0, 0.0, 1e4, "penalty per unit of non-monotonicity"),
+        Param("sum_power", 3.5, 0.5, 8.0, "exponent applied to ranks in the sum term"),
+        Param("sum_weight", 11.0, 0.0, 1e4, "penalty per unit of rank ** sum_power"),
+        Param("merges_weight", 700.0, 0.0, 1e5, "bonus per tile in a run of equal tiles"),
+        Param("empty_weight", 270.0, 0.0, 1e5, "bonus per empty cell"),
+    )
+
+    def tables(self, weights: np.ndarray) -> LineTables:
+        lost, mono_pow, mono_w, sum_pow, sum_w, merges_w, empty_w = weights
+        ranks = row_ranks().astype(np.float64)
+        empty, merges = _static_features()
+        mono_p = ranks**mono_pow
+        diff = mono_p[:, :-1] - mono_p[:, 1:]  # r[i-1]^p - r[i]^p
+        decreasing = ranks[:, :-1] > ranks[:, 1:]
+        mono_left = np.where(decreasing, diff, 0.0).sum(axis=1)
+        mono_right = np.where(decreasing, 0.0, -diff).sum(axis=1)
+        table = (
+            lost
+            + empty_w * empty
+            + merges_w * merges
+            - mono_w * np.minimum(mono_left, mono_right)
+            - sum_w * (ranks**sum_pow).sum(axis=1)
+        )
+        return LineTables(rows=(table,) * 4, cols=(table,) * 4)
+
+    def reference(self, ranks: list[list[int]], weights: np.ndarray) -> float:
+        lost, mono_pow, mono_w, sum_pow, sum_w, merges_w, empty_w = (float(w) for w in weights)
+        rows, cols = grid_lines(ranks)
+        total = 0.0
+        for line in rows + cols:
+            mono_left = mono_right = 0.0
+            for i in range(1, 4):
+                if line[i - 1] > line[i]:
+                    mono_left += line[i - 1] ** mono_pow - line[i] ** mono_pow
+                else:
+                    mono_right += line[i] ** mono_pow - line[i - 1] ** mono_pow
+            total += (
+                lost
+                + empty_w * line.count(0)
+                + merges_w * _merges(line)
+                - mono_w * min(mono_left, mono_right)
+                - sum_w * sum(float(r) ** sum_pow for r in line)
+            )
+        return total
+
+
+CLASSIC = Classic()

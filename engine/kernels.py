@@ -1,0 +1,477 @@
+"""Compiled hot loops: move tables, table-driven heuristics, expectimax search and self-play.
+
+Every function here is a numba kernel over ints and float arrays: no Python objects, no
+exceptions, one signature each (``cache=True`` plus recursion breaks on a second signature).
+The move tables are module globals, which numba freezes into the compiled code; they are built
+in this file so that numba's cache, which only watches this file, never holds stale tables.
+
+Everything that changes per candidate (heuristic tables, search options, transposition table,
+counters) lives in one float64 *workspace* array, the only array passed down the recursion
+(a second array argument costs about 1.6x: see ``shared/notes/engine-performance.md``).
+``engine.workspace`` owns the layout; the ``WS_*`` indices below are its header.
+
+Search semantics (depth ``d`` = number of chance layers after the root move):
+  root:    for each legal move m, value(m) = chance(board after m, d)
+  chance:  d == 0 or cumulative probability below the cutoff -> leaf(board);
+           else the average over every empty cell x {2: 0.9, 4: 0.1} of max(board after spawn, d-1)
+  max:     the best chance(board after m, d - 1) over legal moves m, or 0 if no move is legal
+  leaf:    the heuristic, floored so that every live board scores above 0 (a dead board's value).
+"""
+
+import numpy as np
+from numba import njit
+
+# ---------------------------------------------------------------------------------------------
+# Workspace header (see engine/workspace.py for the tables and transposition table that follow)
+WS_EXTRA_KIND = 0  # whole-board term: 0 none, 1 snake head penalty, 2 features extras
+WS_FLOOR = 1  # tau: heuristic values below tau are squashed into (0, tau)
+WS_CUTOFF = 2  # cumulative-probability cutoff; 0 = exact fixed depth
+WS_TT_ON = 3  # 1.0 = transposition table on
+WS_MOVES = 4  # counter: moves evaluated (executed inside the search)
+WS_TT_USED = 5  # number of used transposition-table slots (their indices follow the slots)
+WS_ROW_OFF = 6  # 4 offsets: table for row 0..3
+WS_COL_OFF = 10  # 4 offsets: table for column 0..3 (-1: no column tables)
+WS_TT_OFF = 14  # offset of the transposition table
+WS_TT_BITS = 15  # log2 of the number of slots
+WS_EXTRA = 16  # 16 family parameters for the whole-board term
+WS_VALUES = 32  # 16 entries: per-rank tile value used by the whole-board term
+WS_HEADER = 64
+
+KIND_NONE = 0
+KIND_SNAKE = 1
+KIND_FEATURES = 2
+
+U0 = np.uint64(0)
+U4 = np.uint64(4)
+U12 = np.uint64(12)
+U15 = np.uint64(15)
+U16 = np.uint64(16)
+U24 = np.uint64(24)
+U32 = np.uint64(32)
+U48 = np.uint64(48)
+ROW_MASK = np.uint64(0xFFFF)
+HASH_MUL = np.uint64(0x9E3779B97F4A7C15)
+LOW32 = np.uint64(0xFFFFFFFF)
+P4_THRESHOLD = np.uint64(900719925474099)  # floor(0.1 * 2**53): a spawn is a 4 below this
+
+
+@njit(cache=True)
+def _slide_left(line):
+    """Slide and merge one line of 4 ranks toward index 0; return (ranks, score)."""
+    out = np.zeros(4, np.int64)
+    score = 0
+    n = 0
+    merged_last = False
+    for i in range(4):
+        r = line[i]
+        if r == 0:
+            continue
+        if n > 0 and not merged_last and out[n - 1] == r and r < 15:
+            out[n - 1] = r + 1
+            score += 1 << (r + 1)
+            merged_last = True
+        else:
+            out[n] = r
+            n += 1
+            merged_last = False
+    return out, score
+
+
+@njit(cache=True)
+def _build_tables():
+    """Per-row XOR deltas for the four moves, merge scores, and per-row static facts."""
+    left = np.zeros(65536, np.uint64)
+    right = np.zeros(65536, np.uint64)
+    up = np.zeros(65536, np.uint64)
+    down = np.zeros(65536, np.uint64)
+    score_left = np.zeros(65536, np.float64)
+    score_right = np.zeros(65536, np.float64)
+    row_max = np.zeros(65536, np.uint64)
+    row_empty = np.zeros(65536, np.float64)
+    row_value_sum = np.zeros(65536, np.float64)
+    line = np.zeros(4, np.int64)
+    rev = np.zeros(4, np.int64)
+    for row in range(65536):
+        for i in range(4):
+            line[i] = (row >> (4 * i)) & 15
+            rev[3 - i] = line[i]
+        res, sc = _slide_left(line)
+        res_rev, sc_rev = _slide_left(rev)
+        new_left = 0
+        new_right = 0
+        col_left = 0
+        col_right = 0
+        for i in range(4):
+            new_left |= res[i] << (4 * i)
+            new_right |= res_rev[3 - i] << (4 * i)
+            col_left |= (res[i] ^ line[i]) << (16 * i)
+            col_right |= (res_rev[3 - i] ^ line[i]) << (16 * i)
+            if line[i] > row_max[row]:
+                row_max[row] = line[i]
+            if line[i] == 0:
+                row_empty[row] += 1.0
+            else:
+                row_value_sum[row] += float(1 << line[i])
+        left[row] = np.uint64(row ^ new_left)
+        right[row] = np.uint64(row ^ new_right)
+        up[row] = np.uint64(col_left)
+        down[row] = np.uint64(col_right)
+        score_left[row] = sc
+        score_right[row] = sc_rev
+    return left, right, up, down, score_left, score_right, row_max, row_empty, row_value_sum
+
+
+(
+    LEFT_XOR,
+    RIGHT_XOR,
+    UP_XOR,
+    DOWN_XOR,
+    SCORE_LEFT,
+    SCORE_RIGHT,
+    ROW_MAX,
+    ROW_EMPTY,
+    ROW_VALUE_SUM,
+) = _build_tables()
+
+
+@njit(cache=True, inline="always")
+def transpose(x):
+    """Swap rows and columns: cell (r, c) goes to (c, r)."""
+    a1 = x & np.uint64(0xF0F00F0FF0F00F0F)
+    a2 = x & np.uint64(0x0000F0F00000F0F0)
+    a3 = x & np.uint64(0x0F0F00000F0F0000)
+    a = a1 | (a2 << U12) | (a3 >> U12)
+    b1 = a & np.uint64(0xFF00FF0000FF00FF)
+    b2 = a & np.uint64(0x00FF00FF00000000)
+    b3 = a & np.uint64(0x00000000FF00FF00)
+    return b1 | (b2 >> U24) | (b3 << U24)
+
+
+@njit(cache=True, inline="always")
+def execute_move(board, direction):
+    """The board after a move (0 up, 1 down, 2 left, 3 right); equal to ``board`` if illegal."""
+    ret = board
+    if direction == 0 or direction == 1:
+        t = transpose(board)
+        table = UP_XOR if direction == 0 else DOWN_XOR
+        ret ^= table[t & ROW_MASK]
+        ret ^= table[(t >> U16) & ROW_MASK] << U4
+        ret ^= table[(t >> U32) & ROW_MASK] << np.uint64(8)
+        ret ^= table[(t >> U48) & ROW_MASK] << U12
+    else:
+        table = LEFT_XOR if direction == 2 else RIGHT_XOR
+        ret ^= table[board & ROW_MASK]
+        ret ^= table[(board >> U16) & ROW_MASK] << U16
+        ret ^= table[(board >> U32) & ROW_MASK] << U32
+        ret ^= table[(board >> U48) & ROW_MASK] << U48
+    return ret
+
+
+@njit("float64(uint64, int64)", cache=True)
+def move_score(board, direction):
+    """Points a move earns: the sum of the values of the tiles its merges create."""
+    lines = transpose(board) if direction <= 1 else board
+    table = SCORE_LEFT if direction == 0 or direction == 2 else SCORE_RIGHT
+    total = 0.0
+    for i in range(4):
+        total += table[(lines >> np.uint64(16 * i)) & ROW_MASK]
+    return total
+
+
+@njit(cache=True, inline="always")
+def count_empty(board):
+    """Number of empty cells (nibble tricks; the empty board is the one case that overflows)."""
+    if board == U0:
+        return np.int64(16)
+    x = board
+    x |= (x >> np.uint64(2)) & np.uint64(0x3333333333333333)
+    x |= x >> np.uint64(1)
+    x = ~x & np.uint64(0x1111111111111111)
+    x += x >> U32
+    x += x >> U16
+    x += x >> np.uint64(8)
+    x += x >> U4
+    return np.int64(x & U15)
+
+
+@njit(cache=True, inline="always")
+def _max_rank(board):
+    m = ROW_MAX[board & ROW_MASK]
+    for s in (U16, U32, U48):
+        r = ROW_MAX[(board >> s) & ROW_MASK]
+        if r > m:
+            m = r
+    return m
+
+
+@njit(cache=True, inline="always")
+def table_offsets(ws):
+    """Where the 4 row tables and 4 column tables start (column offsets -1 when absent)."""
+    return (
+        np.uint64(ws[WS_ROW_OFF]),
+        np.uint64(ws[WS_ROW_OFF + 1]),
+        np.uint64(ws[WS_ROW_OFF + 2]),
+        np.uint64(ws[WS_ROW_OFF + 3]),
+        np.uint64(max(ws[WS_COL_OFF], 0.0)),
+        np.uint64(ws[WS_COL_OFF + 1]),
+        np.uint64(ws[WS_COL_OFF + 2]),
+        np.uint64(ws[WS_COL_OFF + 3]),
+        np.uint64(ws[WS_EXTRA_KIND]),
+    )
+
+
+@njit(cache=True, inline="always")
+def _row(board, shift):
+    return (board >> shift) & ROW_MASK
+
+
+@njit(cache=True, inline="always")
+def raw_heuristic(board, ws, offs):
+    """The family's heuristic before flooring: line-table lookups plus one whole-board term.
+
+    ``offs`` is ``table_offsets(ws)``, read once per search node rather than once per leaf.
+    """
+    h = (
+        ws[offs[0] + _row(board, U0)]
+        + ws[offs[1] + _row(board, U16)]
+        + ws[offs[2] + _row(board, U32)]
+        + ws[offs[3] + _row(board, U48)]
+    )
+    if offs[4] > U0:
+        t = transpose(board)
+        h += (
+            ws[offs[4] + _row(t, U0)]
+            + ws[offs[5] + _row(t, U16)]
+            + ws[offs[6] + _row(t, U32)]
+            + ws[offs[7] + _row(t, U48)]
+        )
+    kind = np.int64(offs[8])
+    if kind == KIND_SNAKE:
+        top = np.int64(_max_rank(board))
+        head = np.int64(board & U15)
+        if head != top:
+            gap = ws[WS_VALUES + top] - ws[WS_VALUES + head]
+            h -= ws[WS_EXTRA] * gap * gap
+    elif kind == KIND_FEATURES:
+        tiles = 0.0
+        value_sum = 0.0
+        for shift in (U0, U16, U32, U48):
+            row = (board >> shift) & ROW_MASK
+            tiles += 4.0 - ROW_EMPTY[row]
+            value_sum += ROW_VALUE_SUM[row]
+        if tiles > 0.0:
+            h += ws[WS_EXTRA] * value_sum / tiles
+        top = np.int64(_max_rank(board))
+        if np.int64(board & U15) == top:
+            h += ws[WS_EXTRA + 1] * top
+    return h
+
+
+@njit(cache=True, inline="always")
+def leaf_value(board, ws, offs):
+    """The heuristic floored into (0, inf): identity above tau, tau^2 / (2 tau - h) below.
+
+    The squash is continuous with slope 1 at tau and strictly increasing, so it keeps the order of
+    boards while making every live board worth more than a dead one (0), whatever the weights.
+    """
+    h = raw_heuristic(board, ws, offs)
+    tau = ws[WS_FLOOR]
+    if h >= tau:
+        return h
+    return tau * tau / (2.0 * tau - h)
+
+
+@njit("float64(uint64, float64[::1])", cache=True)
+def heuristic_value(board, ws):
+    """``leaf_value`` for one board, from Python."""
+    return leaf_value(board, ws, table_offsets(ws))
+
+
+@njit("void(float64[::1])", cache=True)
+def tt_clear(ws):
+    """Empty the transposition table by walking the list of used slots."""
+    base = np.int64(ws[WS_TT_OFF])
+    slots = np.int64(1) << np.int64(ws[WS_TT_BITS])
+    used_list = base + 4 * slots
+    for k in range(np.int64(ws[WS_TT_USED])):
+        slot = np.int64(ws[used_list + k])
+        ws[base + 4 * slot + 2] = -1.0
+    ws[WS_TT_USED] = 0.0
+
+
+@njit(cache=True, inline="always")
+def _all_moves(board):
+    """The four moved boards (up, down, left, right), sharing one transpose."""
+    t = transpose(board)
+    up = board ^ UP_XOR[t & ROW_MASK] ^ (UP_XOR[(t >> U16) & ROW_MASK] << U4)
+    up ^= (UP_XOR[(t >> U32) & ROW_MASK] << np.uint64(8)) ^ (UP_XOR[(t >> U48) & ROW_MASK] << U12)
+    down = board ^ DOWN_XOR[t & ROW_MASK] ^ (DOWN_XOR[(t >> U16) & ROW_MASK] << U4)
+    down ^= (DOWN_XOR[(t >> U32) & ROW_MASK] << np.uint64(8)) ^ (
+        DOWN_XOR[(t >> U48) & ROW_MASK] << U12
+    )
+    left = board ^ LEFT_XOR[board & ROW_MASK] ^ (LEFT_XOR[(board >> U16) & ROW_MASK] << U16)
+    left ^= (LEFT_XOR[(board >> U32) & ROW_MASK] << U32) ^ (
+        LEFT_XOR[(board >> U48) & ROW_MASK] << U48
+    )
+    right = board ^ RIGHT_XOR[board & ROW_MASK] ^ (RIGHT_XOR[(board >> U16) & ROW_MASK] << U16)
+    right ^= (RIGHT_XOR[(board >> U32) & ROW_MASK] << U32) ^ (
+        RIGHT_XOR[(board >> U48) & ROW_MASK] << U48
+    )
+    return up, down, left, right
+
+
+@njit("float64(uint64, int64, float64, float64[::1])", cache=True)
+def chance_node(board, depth, cprob, ws):
+    """Expected value of ``board`` (just moved, before the spawn) with ``depth`` chance layers."""
+    cutoff = ws[WS_CUTOFF]
+    if depth == 0 or cprob < cutoff:
+        return leaf_value(board, ws, table_offsets(ws))
+    use_tt = ws[WS_TT_ON] > 0.0
+    slot_base = 0
+    key_hi = float(board >> U32)
+    key_lo = float(board & LOW32)
+    if use_tt:
+        bits = np.uint64(64 - np.int64(ws[WS_TT_BITS]))
+        slot = np.int64((board * HASH_MUL) >> bits)
+        slot_base = np.int64(ws[WS_TT_OFF]) + 4 * slot
+        if (
+            ws[slot_base + 2] == depth
+            and ws[slot_base] == key_hi
+            and ws[slot_base + 1] == key_lo
+        ):
+            return ws[slot_base + 3]
+    offs = table_offsets(ws)
+    empty = count_empty(board)
+    p2 = cprob * 0.9 / empty
+    p4 = cprob * 0.1 / empty
+    total = 0.0
+    tmp = board
+    tile = np.uint64(1)
+    for _cell in range(16):
+        if (tmp & U15) == U0:
+            for spawn in range(2):
+                child = board | (tile if spawn == 0 else tile << np.uint64(1))
+                # max node, inline (numba handles self-recursion, not mutual recursion)
+                child_prob = p2 if spawn == 0 else p4
+                up, down, left, right = _all_moves(child)
+                best = 0.0
+                if depth == 1 or child_prob < cutoff:
+                    # the children are leaves: score them here, saving a call per leaf
+                    if up != child:
+                        best = max(best, leaf_value(up, ws, offs))
+                    if down != child:
+                        best = max(best, leaf_value(down, ws, offs))
+                    if left != child:
+                        best = max(best, leaf_value(left, ws, offs))
+                    if right != child:
+                        best = max(best, leaf_value(right, ws, offs))
+                else:
+                    if up != child:
+                        best = max(best, chance_node(up, depth - 1, child_prob, ws))
+                    if down != child:
+                        best = max(best, chance_node(down, depth - 1, child_prob, ws))
+                    if left != child:
+                        best = max(best, chance_node(left, depth - 1, child_prob, ws))
+                    if right != child:
+                        best = max(best, chance_node(right, depth - 1, child_prob, ws))
+                total += best * (0.9 if spawn == 0 else 0.1)
+        tmp >>= U4
+        tile <<= U4
+    ws[WS_MOVES] += 8 * empty
+    value = total / empty
+    if use_tt:
+        if ws[slot_base + 2] < 0.0:
+            used = np.int64(ws[WS_TT_USED])
+            slots = np.int64(1) << np.int64(ws[WS_TT_BITS])
+            ws[np.int64(ws[WS_TT_OFF]) + 4 * slots + used] = float(
+                (slot_base - np.int64(ws[WS_TT_OFF])) // 4
+            )
+            ws[WS_TT_USED] = used + 1
+        ws[slot_base] = key_hi
+        ws[slot_base + 1] = key_lo
+        ws[slot_base + 2] = depth
+        ws[slot_base + 3] = value
+    return value
+
+
+@njit("int64(uint64, int64, float64[::1], float64[::1])", cache=True)
+def move_values(board, depth, ws, out):
+    """Fill ``out[m]`` with the expectimax value of move m (-1 when illegal); return the best move.
+
+    The best move is the first legal move with the highest value (order: up, down, left, right),
+    so a legal move is always returned when one exists; -1 when none is legal.
+    """
+    tt_clear(ws)
+    best_move = -1
+    best_value = -np.inf
+    for direction in range(4):
+        moved = execute_move(board, direction)
+        ws[WS_MOVES] += 1
+        if moved == board:
+            out[direction] = -1.0
+            continue
+        value = chance_node(moved, np.int64(depth), 1.0, ws)
+        out[direction] = value
+        if value > best_value:
+            best_value = value
+            best_move = direction
+    return best_move
+
+
+@njit(cache=True, inline="always")
+def splitmix64(state):
+    """One step of SplitMix64: returns (new state, 64-bit output)."""
+    state = state + HASH_MUL
+    z = state
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return state, z ^ (z >> np.uint64(31))
+
+
+@njit("Tuple((uint64, uint64))(uint64, uint64)", cache=True)
+def spawn_tile(board, state):
+    """Put a 2 (p 0.9) or a 4 (p 0.1) on a uniformly chosen empty cell; return (board, state).
+
+    Two draws from the game's SplitMix64 stream: the first picks the k-th empty cell in row-major
+    order, k = (high 32 bits * empties) >> 32; the second gives a 4 when its top 53 bits are below
+    0.1 * 2**53. Integer-only, so the same seed gives the same spawns on every machine.
+    """
+    empty = np.uint64(count_empty(board))
+    state, r = splitmix64(state)
+    k = ((r >> U32) * empty) >> U32
+    state, r2 = splitmix64(state)
+    rank = np.uint64(2) if (r2 >> np.uint64(11)) < P4_THRESHOLD else np.uint64(1)
+    shift = U0
+    seen = U0
+    for _cell in range(16):
+        if ((board >> shift) & U15) == U0:
+            if seen == k:
+                return board | (rank << shift), state
+            seen += np.uint64(1)
+        shift += U4
+    return board, state
+
+
+@njit("Tuple((uint64, float64, int64, float64))(uint64, int64, float64[::1], int64)", cache=True)
+def play_game(seed, depth, ws, max_moves):
+    """Play one game from an empty board with two spawns; stop when no move is legal.
+
+    Returns (final board, score, moves played, moves evaluated by the search).
+    """
+    state = np.uint64(seed)
+    board = U0
+    board, state = spawn_tile(board, state)
+    board, state = spawn_tile(board, state)
+    score = 0.0
+    moves = 0
+    values = np.zeros(4)
+    ws[WS_MOVES] = 0.0
+    while max_moves < 0 or moves < max_moves:
+        best = move_values(board, depth, ws, values)
+        if best < 0:
+            break
+        score += move_score(board, best)
+        board = execute_move(board, best)
+        board, state = spawn_tile(board, state)
+        moves += 1
+    return board, score, moves, ws[WS_MOVES]

@@ -1,0 +1,161 @@
+"""``tune play``: play games with a weights file or a family's defaults, watch one, or advise a move."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from tqdm import tqdm
+
+from engine.batch import PlayerSpec, play_games
+from engine.board import format_board, parse_board_text
+from engine.families import FAMILIES, get_family
+from engine.rules import Move
+from engine.solver import DEFAULT_CUTOFF, MILESTONES, Solver
+from engine.stats import Summary, summarize
+from engine.weights_file import MAX_DEPTH, read_weights
+
+PROGRESS_MIN_GAMES = 20
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "play",
+        help="play games with tuned weights, watch a game, or advise a move",
+        description="Play expectimax games with a weights file (or a family's default weights).",
+    )
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--weights", metavar="FILE", help="weights file to load")
+    source.add_argument(
+        "--family", choices=sorted(FAMILIES), help="play a family's default weights"
+    )
+    parser.add_argument(
+        "--depth", type=int, help="search depth (default: the weights file's, or 1)"
+    )
+    parser.add_argument(
+        "--cutoff", type=float, default=DEFAULT_CUTOFF, help="probability cutoff (0: exact)"
+    )
+    parser.add_argument("--games", type=int, default=10, help="number of games (default 10)")
+    parser.add_argument("--seed", type=int, default=0, help="game i plays seed SEED + i")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument("--watch", action="store_true", help="show one game's board as it goes")
+    parser.add_argument(
+        "--delay", type=float, default=0.05, help="seconds between moves with --watch"
+    )
+    parser.add_argument(
+        "--board", metavar="ROWS", help='advise a move: tiles row by row, "2 0 0 2 / 0 4 0 0 / ..."'
+    )
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.set_defaults(handler=run)
+
+
+def build_spec(args: argparse.Namespace) -> PlayerSpec:
+    """The player the arguments describe; raises ValueError with a one-line message."""
+    if args.depth is not None and not 0 <= args.depth <= MAX_DEPTH:
+        raise ValueError(f"--depth must be from 0 to {MAX_DEPTH}, got {args.depth}")
+    if not 0.0 <= args.cutoff < 1.0:
+        raise ValueError(f"--cutoff must be in [0, 1), got {args.cutoff}")
+    if args.weights:
+        loaded = read_weights(args.weights)
+        depth = loaded.depth if args.depth is None else args.depth
+        return PlayerSpec(loaded.family, loaded.weights, depth, args.cutoff)
+    family = get_family(args.family or "classic")
+    return PlayerSpec(family.name, family.defaults(), 1 if args.depth is None else args.depth,
+                      args.cutoff)
+
+
+def run(args: argparse.Namespace) -> int:
+    spec = build_spec(args)
+    if args.board is not None:
+        return advise(spec, parse_board_text(args.board))
+    if args.games < 1:
+        raise ValueError(f"--games must be at least 1, got {args.games}")
+    if args.workers < 1:
+        raise ValueError(f"--workers must be at least 1, got {args.workers}")
+    if args.watch:
+        return watch(spec, args.seed, args.delay)
+    seeds = [args.seed + i for i in range(args.games)]
+    with tqdm(
+        total=len(seeds),
+        unit="game",
+        disable=len(seeds) < PROGRESS_MIN_GAMES or None,
+        file=sys.stderr,
+    ) as bar:
+        started = time.perf_counter()
+        results = play_games(spec, seeds, args.workers, on_game=lambda _r: bar.update())
+        wall = time.perf_counter() - started
+    summary = summarize(results)
+    if args.json:
+        print(json.dumps(summary_dict(spec, summary, wall), indent=2))
+    else:
+        print(format_summary(spec, summary, wall))
+    return 0
+
+
+def advise(spec: PlayerSpec, board: int) -> int:
+    solver = spec.solver()
+    values = solver.move_values(board)
+    best = solver.best_move(board)
+    print(format_board(board))
+    print()
+    for move in Move:
+        value = values[move]
+        shown = "illegal" if value is None else f"{value:,.1f}"
+        marker = "  <- best" if move == best else ""
+        print(f"{str(move):>6}: {shown}{marker}")
+    if best is None:
+        print("no legal move: the game is over")
+    return 0
+
+
+def watch(spec: PlayerSpec, seed: int, delay: float) -> int:
+    solver = spec.solver()
+    interactive = sys.stdout.isatty()
+
+    def show(board: int, move: Move, score: int) -> None:
+        if interactive:
+            print("\033[H\033[J", end="")
+        print(f"score {score:,}   next move: {move}")
+        print(format_board(board))
+        print(flush=True)
+        if delay > 0:
+            time.sleep(delay)
+
+    result = solver.play(seed, on_move=show)
+    print(format_board(result.final_board))
+    print(f"game over: score {result.score:,}, max tile {result.max_tile}, {result.moves} moves")
+    return 0
+
+
+def summary_dict(spec: PlayerSpec, summary: Summary, wall: float) -> dict:
+    return {
+        "family": spec.family,
+        "depth": spec.depth,
+        "cutoff": spec.cutoff,
+        "games": summary.games,
+        "mean": summary.mean,
+        "median": summary.median,
+        "ci95": summary.ci95,
+        "reach": {str(t): share for t, share in summary.reach.items()},
+        "max_tiles": {str(t): n for t, n in summary.max_tiles.items()},
+        "mean_moves": summary.mean_moves,
+        "moves_per_second": summary.moves_per_second,
+        "wall_seconds": wall,
+    }
+
+
+def format_summary(spec: PlayerSpec, summary: Summary, wall: float) -> str:
+    lines = [
+        f"player        {spec.family} at depth {spec.depth}, cutoff {spec.cutoff:g}",
+        f"games         {summary.games}",
+        f"mean score    {summary.mean:,.0f} +/- {summary.ci95:,.0f} (95% CI)",
+        f"median score  {summary.median:,.0f}",
+        f"moves/second  {summary.moves_per_second:,.0f} per process, {wall:.1f} s wall",
+        "reached       "
+        + "   ".join(f"{t}: {summary.reach[t]:.1%}" for t in MILESTONES),
+        "max tile      "
+        + "   ".join(f"{t}: {n}" for t, n in sorted(summary.max_tiles.items(), reverse=True)),
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,178 @@
+"""The solver API: a heuristic family with weights, searched by fixed-depth expectimax.
+
+A game is a pure function of (family, weights, depth, cutoff, transposition table, seed): the
+search is deterministic and spawns come from the seed's own SplitMix64 stream.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from engine import kernels
+from engine.board import Board, as_board
+from engine.families import Family, get_family
+from engine.rules import Move, SpawnStream, apply_move, new_game
+from engine.weights_file import MAX_DEPTH, read_weights
+from engine.workspace import build_workspace
+
+DEFAULT_CUTOFF = 1e-4
+MILESTONES = (2048, 4096, 8192, 16384)
+
+
+@dataclass(frozen=True)
+class GameResult:
+    """How one game went."""
+
+    seed: int
+    score: int
+    max_tile: int
+    moves: int
+    seconds: float
+    moves_evaluated: int
+    final_board: Board
+
+    def reached(self, tile: int) -> bool:
+        """Whether the game made a tile of at least ``tile``."""
+        return self.max_tile >= tile
+
+    @property
+    def milestones(self) -> dict[int, bool]:
+        """Whether 2048, 4096, 8192 and 16384 were reached."""
+        return {tile: self.reached(tile) for tile in MILESTONES}
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class Solver:
+    """Expectimax at a fixed depth, guided by a heuristic family at given weights.
+
+    Args:
+        family: a family name (``engine.families.FAMILIES``) or a ``Family``.
+        weights: {name: value}, a sequence in the family's parameter order, or None for defaults.
+        depth: chance layers searched after each candidate move (0 = heuristic right after it).
+        cutoff: cumulative-probability cutoff; 0 searches the exact fixed depth.
+        transposition: use the transposition table (it never changes results without a cutoff).
+    """
+
+    def __init__(
+        self,
+        family: str | Family,
+        weights: Mapping[str, float] | Sequence[float] | None = None,
+        depth: int = 1,
+        cutoff: float = DEFAULT_CUTOFF,
+        transposition: bool = True,
+    ):
+        self.family = get_family(family) if isinstance(family, str) else family
+        if weights is None:
+            weights = self.family.defaults()
+        if isinstance(weights, Mapping):
+            vector = self.family.vector(dict(weights))
+        else:
+            vector = self.family.vector(dict(zip(self.family.param_names, weights, strict=True)))
+        if isinstance(depth, bool) or not isinstance(depth, int) or not 0 <= depth <= MAX_DEPTH:
+            raise ValueError(f"depth must be an integer from 0 to {MAX_DEPTH}, got {depth!r}")
+        if not 0.0 <= cutoff < 1.0:
+            raise ValueError(f"cutoff must be in [0, 1), got {cutoff!r}")
+        self.weights = self.family.named(vector)
+        self.depth = depth
+        self.cutoff = float(cutoff)
+        self.transposition = transposition
+        self._ws = build_workspace(self.family.tables(vector), self.cutoff, transposition)
+        self._values = np.zeros(4)
+
+    @classmethod
+    def from_file(
+        cls,
+        path: str | os.PathLike,
+        depth: int | None = None,
+        cutoff: float = DEFAULT_CUTOFF,
+        transposition: bool = True,
+    ) -> Solver:
+        """Load a weights file; search at the depth it records unless ``depth`` is given."""
+        loaded = read_weights(path)
+        return cls(
+            loaded.family,
+            loaded.weights,
+            loaded.depth if depth is None else depth,
+            cutoff,
+            transposition,
+        )
+
+    def __repr__(self) -> str:
+        return f"Solver({self.family.name!r}, depth={self.depth}, cutoff={self.cutoff})"
+
+    def move_values(self, board: Board | Sequence[Sequence[int]]) -> dict[Move, float | None]:
+        """The expectimax value of every move (None when a move is illegal)."""
+        self._search(as_board(board))
+        return {m: (None if self._values[m] < 0 else float(self._values[m])) for m in Move}
+
+    def best_move(self, board: Board | Sequence[Sequence[int]]) -> Move | None:
+        """The move with the highest expected value; None when no move is legal."""
+        best = self._search(as_board(board))
+        return None if best < 0 else Move(best)
+
+    def evaluate(self, board: Board | Sequence[Sequence[int]]) -> float:
+        """The heuristic value of a board, as the search scores a leaf."""
+        return float(kernels.heuristic_value(np.uint64(as_board(board)), self._ws))
+
+    def play(
+        self,
+        seed: int,
+        max_moves: int | None = None,
+        on_move: Callable[[Board, Move, int], None] | None = None,
+    ) -> GameResult:
+        """Play one game from ``seed`` until no move is legal (or ``max_moves`` moves).
+
+        Without ``on_move`` the whole game runs in compiled code. With it, the same kernels are
+        driven from Python and ``on_move(board_before, move, score_so_far)`` is called each move;
+        both paths play the identical game.
+        """
+        seed = int(seed) % (1 << 64)
+        limit = -1 if max_moves is None else int(max_moves)
+        start = time.perf_counter()
+        if on_move is None:
+            board, score, moves, evaluated = kernels.play_game(
+                np.uint64(seed), np.int64(self.depth), self._ws, np.int64(limit)
+            )
+        else:
+            board, score, moves, evaluated = self._play_stepwise(seed, limit, on_move)
+        board = int(board)
+        top = max((board >> (4 * i)) & 0xF for i in range(16))
+        return GameResult(
+            seed=seed,
+            score=int(score),
+            max_tile=(1 << top) if top else 0,
+            moves=int(moves),
+            seconds=time.perf_counter() - start,
+            moves_evaluated=int(evaluated),
+            final_board=board,
+        )
+
+    def _play_stepwise(self, seed: int, limit: int, on_move) -> tuple[int, int, int, float]:
+        stream = SpawnStream(seed)
+        board = new_game(stream)
+        score = moves = 0
+        evaluated = 0.0
+        while limit < 0 or moves < limit:
+            self._ws[kernels.WS_MOVES] = 0.0
+            move = self.best_move(board)
+            evaluated += self._ws[kernels.WS_MOVES]
+            if move is None:
+                break
+            on_move(board, move, score)
+            board, points = apply_move(board, move)
+            score += points
+            board = stream.spawn(board)
+            moves += 1
+        return board, score, moves, evaluated
+
+    def _search(self, board: Board) -> int:
+        return int(
+            kernels.move_values(np.uint64(board), np.int64(self.depth), self._ws, self._values)
+        )

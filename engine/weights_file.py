@@ -1,0 +1,139 @@
+"""The weights file: the one contract between the tuner, which writes it, and the engine.
+
+A YAML mapping, format version 1::
+
+    format: tune2048-weights    # fixed marker
+    version: 1                  # bumped on any incompatible change
+    family: classic             # a name in engine.families.FAMILIES
+    depth: 2                    # search depth the weights were tuned at (0..8)
+    weights:                    # every parameter of the family, by name, finite floats
+      lost_penalty: 200000.0
+      ...
+    provenance: {...}           # free-form mapping; the tuner records how the weights were made
+
+This module alone reads and writes it. Reading checks everything and raises ``WeightsFileError``
+(a ``ValueError``) naming the file and the field; writing is atomic.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from engine.atomic import atomic_write
+from engine.families import FAMILIES, get_family
+
+FORMAT_MARKER = "tune2048-weights"
+FORMAT_VERSION = 1
+MAX_DEPTH = 8
+TOP_LEVEL_KEYS = ("format", "version", "family", "depth", "weights", "provenance")
+
+
+class WeightsFileError(ValueError):
+    """A weights file is unreadable or invalid; the message names the file and the field."""
+
+
+@dataclass
+class WeightsFile:
+    """The contents of a weights file."""
+
+    family: str
+    weights: dict[str, float]
+    depth: int
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    def to_yaml(self) -> str:
+        family = get_family(self.family)
+        document = {
+            "format": FORMAT_MARKER,
+            "version": FORMAT_VERSION,
+            "family": self.family,
+            "depth": int(self.depth),
+            "weights": {name: float(self.weights[name]) for name in family.param_names},
+            "provenance": self.provenance,
+        }
+        return yaml.safe_dump(document, sort_keys=False, default_flow_style=False)
+
+
+def write_weights(path: str | os.PathLike, weights_file: WeightsFile) -> None:
+    """Validate and write a weights file atomically."""
+    text = weights_file.to_yaml()
+    parse_weights(text, str(path))  # never write a file we could not read back
+    atomic_write(path, text)
+
+
+def read_weights(path: str | os.PathLike) -> WeightsFile:
+    """Read and validate a weights file."""
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as err:
+        raise WeightsFileError(f"{path}: cannot read weights file: {err.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise WeightsFileError(f"{path}: not a weights file (not UTF-8 text)") from None
+    return parse_weights(text, str(path))
+
+
+def parse_weights(text: str, source: str) -> WeightsFile:
+    """Validate the text of a weights file; ``source`` names it in error messages."""
+
+    def fail(where: str, message: str) -> WeightsFileError:
+        return WeightsFileError(f"{source}: {where}: {message}")
+
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        line = f"line {mark.line + 1}" if mark else "YAML"
+        raise fail(line, "invalid YAML") from None
+    if document is None:
+        raise WeightsFileError(f"{source}: the weights file is empty")
+    if not isinstance(document, dict):
+        raise fail("top level", f"expected a mapping, got {type(document).__name__}")
+    unknown = sorted(str(k) for k in document if k not in TOP_LEVEL_KEYS)
+    if unknown:
+        raise fail(unknown[0], f"unknown field (expected one of {', '.join(TOP_LEVEL_KEYS)})")
+    for key in TOP_LEVEL_KEYS[:-1]:
+        if key not in document:
+            raise fail(key, "missing field")
+    if document["format"] != FORMAT_MARKER:
+        raise fail("format", f"expected {FORMAT_MARKER!r}, got {document['format']!r}")
+    version = document["version"]
+    if version != FORMAT_VERSION or isinstance(version, bool):
+        raise fail("version", f"unsupported version {version!r} (this engine reads {FORMAT_VERSION})")
+    family_name = document["family"]
+    if family_name not in FAMILIES:
+        raise fail("family", f"unknown family {family_name!r} (known: {', '.join(FAMILIES)})")
+    depth = document["depth"]
+    if isinstance(depth, bool) or not isinstance(depth, int) or not 0 <= depth <= MAX_DEPTH:
+        raise fail("depth", f"expected an integer from 0 to {MAX_DEPTH}, got {depth!r}")
+    weights = document["weights"]
+    if not isinstance(weights, dict):
+        raise fail("weights", "expected a mapping of parameter names to numbers")
+    family = get_family(family_name)
+    for name in family.param_names:
+        if name not in weights:
+            raise fail(f"weights.{name}", f"missing parameter of family {family_name!r}")
+    values: dict[str, float] = {}
+    for name, value in weights.items():
+        if name not in family.param_names:
+            raise fail(
+                f"weights.{name}",
+                f"not a parameter of family {family_name!r} ({', '.join(family.param_names)})",
+            )
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise fail(f"weights.{name}", f"expected a number, got {value!r}")
+        if not math.isfinite(value):
+            raise fail(f"weights.{name}", f"expected a finite number, got {value!r}")
+        values[name] = float(value)
+    provenance = document.get("provenance") or {}
+    if not isinstance(provenance, dict):
+        raise fail("provenance", "expected a mapping")
+    ordered = {name: values[name] for name in family.param_names}
+    return WeightsFile(family=family_name, weights=ordered, depth=depth, provenance=provenance)

@@ -1,0 +1,64 @@
+"""The search workspace: one float64 array holding everything the compiled search reads or writes.
+
+Layout (indices in ``engine.kernels``): a 64-slot header (search options, counters, table offsets,
+the whole-board term's weights and per-rank values), then each distinct line table once (65536
+entries), then the transposition table: ``slots`` entries of (key high 32 bits, key low 32 bits,
+depth, value) and a list of the slots in use, so clearing costs only what was used. Keys are split
+in two halves because a float64 holds 32-bit integers exactly but not 64-bit ones.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine import kernels as k
+from engine.families import LineTables
+
+TABLE_SIZE = 65536
+DEFAULT_TT_BITS = 16
+FLOOR_FRACTION = 1e-6
+
+
+def build_workspace(
+    tables: LineTables, cutoff: float, use_tt: bool = True, tt_bits: int = DEFAULT_TT_BITS
+) -> np.ndarray:
+    """Lay out a family's tables and the search options in a fresh workspace."""
+    distinct: list[np.ndarray] = []
+    for table in tables.rows + (tables.cols or ()):
+        if not any(table is seen for seen in distinct):
+            distinct.append(table)
+
+    def offset_of(table: np.ndarray) -> int:
+        index = next(i for i, seen in enumerate(distinct) if seen is table)
+        return k.WS_HEADER + index * TABLE_SIZE
+
+    tt_offset = k.WS_HEADER + len(distinct) * TABLE_SIZE
+    slots = 1 << tt_bits
+    ws = np.zeros(tt_offset + 5 * slots, dtype=np.float64)
+    for index, table in enumerate(distinct):
+        start = k.WS_HEADER + index * TABLE_SIZE
+        ws[start : start + TABLE_SIZE] = table
+    ws[k.WS_EXTRA_KIND] = tables.extra_kind
+    ws[k.WS_FLOOR] = floor_scale(distinct, tables)
+    ws[k.WS_CUTOFF] = cutoff
+    ws[k.WS_TT_ON] = 1.0 if use_tt else 0.0
+    for i in range(4):
+        ws[k.WS_ROW_OFF + i] = offset_of(tables.rows[i])
+        ws[k.WS_COL_OFF + i] = offset_of(tables.cols[i]) if tables.cols else -1.0
+    ws[k.WS_TT_OFF] = tt_offset
+    ws[k.WS_TT_BITS] = tt_bits
+    ws[k.WS_EXTRA : k.WS_EXTRA + len(tables.extra)] = tables.extra
+    ws[k.WS_VALUES : k.WS_VALUES + 16] = tables.values
+    ws[tt_offset + 2 : tt_offset + 4 * slots : 4] = -1.0  # every slot empty
+    return ws
+
+
+def floor_scale(distinct: list[np.ndarray], tables: LineTables) -> float:
+    """tau: a millionth of the largest table entry, so it scales with the weights.
+
+    Leaves scoring below tau are squashed into (0, tau) (see ``engine.kernels.leaf_value``). With
+    any sensible weights, real positions score far above it and their values are left unchanged.
+    """
+    largest = max(float(np.abs(t).max()) for t in distinct)
+    largest = max(largest, max((abs(x) for x in tables.extra), default=0.0))
+    return max(largest * FLOOR_FRACTION, 1e-300)
