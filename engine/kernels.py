@@ -20,26 +20,25 @@ Search semantics (depth ``d`` = number of chance layers after the root move):
 
 import numpy as np
 from numba import njit
+from numba.extending import overload
 
 # ---------------------------------------------------------------------------------------------
 # Workspace header (see engine/workspace.py for the tables and transposition table that follow)
-WS_EXTRA_KIND = 0  # whole-board term: 0 none, 1 snake head penalty, 2 features extras
 WS_FLOOR = 1  # tau: heuristic values below tau are squashed into (0, tau)
 WS_CUTOFF = 2  # cumulative-probability cutoff; 0 = exact fixed depth
 WS_TT_ON = 3  # 1.0 = transposition table on
 WS_MOVES = 4  # counter: moves evaluated (executed inside the search)
 WS_TT_USED = 5  # number of used transposition-table slots (their indices follow the slots)
-WS_ROW_OFF = 6  # 4 offsets: table for row 0..3
-WS_COL_OFF = 10  # 4 offsets: table for column 0..3 (-1: no column tables)
 WS_TT_OFF = 14  # offset of the transposition table
 WS_TT_BITS = 15  # log2 of the number of slots
 WS_EXTRA = 16  # 16 family parameters for the whole-board term
 WS_VALUES = 32  # 16 entries: per-rank tile value used by the whole-board term
 WS_HEADER = 64
 
-KIND_NONE = 0
-KIND_SNAKE = 1
-KIND_FEATURES = 2
+# Table layouts, named by the length of the offsets tuple that selects their evaluator:
+LAYOUT_SHARED = 1  # (table,): one table for all 8 lines, no whole-board term
+LAYOUT_ROWS_HEAD = 4  # (row0..row3): a table per row, snake head penalty
+LAYOUT_ROWS_COLUMN = 5  # (row0..row3, column): + one column table, mean tile and corner terms
 
 U0 = np.uint64(0)
 U4 = np.uint64(4)
@@ -106,8 +105,7 @@ def _build_tables():
             new_right |= res_rev[3 - i] << (4 * i)
             col_left |= (res[i] ^ line[i]) << (16 * i)
             col_right |= (res_rev[3 - i] ^ line[i]) << (16 * i)
-            if line[i] > row_max[row]:
-                row_max[row] = line[i]
+            row_max[row] = max(row_max[row], line[i])
             if line[i] == 0:
                 row_empty[row] += 1.0
             else:
@@ -199,25 +197,8 @@ def _max_rank(board):
     m = ROW_MAX[board & ROW_MASK]
     for s in (U16, U32, U48):
         r = ROW_MAX[(board >> s) & ROW_MASK]
-        if r > m:
-            m = r
+        m = max(m, r)
     return m
-
-
-@njit(cache=True, inline="always")
-def table_offsets(ws):
-    """Where the 4 row tables and 4 column tables start (column offsets -1 when absent)."""
-    return (
-        np.uint64(ws[WS_ROW_OFF]),
-        np.uint64(ws[WS_ROW_OFF + 1]),
-        np.uint64(ws[WS_ROW_OFF + 2]),
-        np.uint64(ws[WS_ROW_OFF + 3]),
-        np.uint64(max(ws[WS_COL_OFF], 0.0)),
-        np.uint64(ws[WS_COL_OFF + 1]),
-        np.uint64(ws[WS_COL_OFF + 2]),
-        np.uint64(ws[WS_COL_OFF + 3]),
-        np.uint64(ws[WS_EXTRA_KIND]),
-    )
 
 
 @njit(cache=True, inline="always")
@@ -226,65 +207,94 @@ def _row(board, shift):
 
 
 @njit(cache=True, inline="always")
-def raw_heuristic(board, ws, offs):
-    """The family's heuristic before flooring: line-table lookups plus one whole-board term.
-
-    ``offs`` is ``table_offsets(ws)``, read once per search node rather than once per leaf.
-    """
-    h = (
-        ws[offs[0] + _row(board, U0)]
-        + ws[offs[1] + _row(board, U16)]
-        + ws[offs[2] + _row(board, U32)]
-        + ws[offs[3] + _row(board, U48)]
+def _four_rows(board, ws, r0, r1, r2, r3):
+    """Sum of the four rows' entries, row i looked up in the table starting at offset ri."""
+    return (
+        ws[r0 + _row(board, U0)]
+        + ws[r1 + _row(board, U16)]
+        + ws[r2 + _row(board, U32)]
+        + ws[r3 + _row(board, U48)]
     )
-    if offs[4] > U0:
-        t = transpose(board)
-        h += (
-            ws[offs[4] + _row(t, U0)]
-            + ws[offs[5] + _row(t, U16)]
-            + ws[offs[6] + _row(t, U32)]
-            + ws[offs[7] + _row(t, U48)]
-        )
-    kind = np.int64(offs[8])
-    if kind == KIND_SNAKE:
-        top = np.int64(_max_rank(board))
-        head = np.int64(board & U15)
-        if head != top:
-            gap = ws[WS_VALUES + top] - ws[WS_VALUES + head]
-            h -= ws[WS_EXTRA] * gap * gap
-    elif kind == KIND_FEATURES:
-        tiles = 0.0
-        value_sum = 0.0
-        for shift in (U0, U16, U32, U48):
-            row = (board >> shift) & ROW_MASK
-            tiles += 4.0 - ROW_EMPTY[row]
-            value_sum += ROW_VALUE_SUM[row]
-        if tiles > 0.0:
-            h += ws[WS_EXTRA] * value_sum / tiles
-        top = np.int64(_max_rank(board))
-        if np.int64(board & U15) == top:
-            h += ws[WS_EXTRA + 1] * top
+
+
+def _shared_table(board, ws, layout):
+    """Layout (table,): one table for all eight lines, no whole-board term (classic)."""
+    base = layout[0]
+    return _four_rows(board, ws, base, base, base, base) + _four_rows(
+        transpose(board), ws, base, base, base, base
+    )
+
+
+def _rows_and_head(board, ws, layout):
+    """Layout (row0, row1, row2, row3): a table per row and the snake's head penalty."""
+    h = _four_rows(board, ws, layout[0], layout[1], layout[2], layout[3])
+    top = np.int64(_max_rank(board))
+    head = np.int64(board & U15)
+    if head != top:
+        gap = ws[WS_VALUES + top] - ws[WS_VALUES + head]
+        h -= ws[WS_EXTRA] * gap * gap
     return h
 
 
+def _rows_cols_and_features(board, ws, layout):
+    """Layout (row0..row3, column): row tables, one column table, mean tile and corner terms."""
+    col = layout[4]
+    h = _four_rows(board, ws, layout[0], layout[1], layout[2], layout[3])
+    h += _four_rows(transpose(board), ws, col, col, col, col)
+    tiles = 0.0
+    value_sum = 0.0
+    for shift in (U0, U16, U32, U48):
+        row = _row(board, shift)
+        tiles += 4.0 - ROW_EMPTY[row]
+        value_sum += ROW_VALUE_SUM[row]
+    if tiles > 0.0:
+        h += ws[WS_EXTRA] * value_sum / tiles
+    top = np.int64(_max_rank(board))
+    if np.int64(board & U15) == top:
+        h += ws[WS_EXTRA + 1] * top
+    return h
+
+
+LAYOUT_EVALUATORS = {
+    LAYOUT_SHARED: _shared_table,
+    LAYOUT_ROWS_HEAD: _rows_and_head,
+    LAYOUT_ROWS_COLUMN: _rows_cols_and_features,
+}
+
+
+def raw_heuristic(board, ws, layout):
+    """The heuristic before flooring: line-table lookups plus at most one whole-board term.
+
+    ``layout`` is a tuple of uint64 table offsets into ``ws``; its length picks the evaluator
+    when numba compiles the caller (see ``LAYOUT_EVALUATORS``), so the hot loop carries no
+    run-time branch on the family: each layout gets its own compiled search.
+    """
+    raise NotImplementedError("compiled only")
+
+
+@overload(raw_heuristic)
+def _raw_heuristic_overload(board, ws, layout):
+    return LAYOUT_EVALUATORS[layout.count]
+
+
 @njit(cache=True, inline="always")
-def leaf_value(board, ws, offs):
+def leaf_value(board, ws, layout):
     """The heuristic floored into (0, inf): identity above tau, tau^2 / (2 tau - h) below.
 
     The squash is continuous with slope 1 at tau and strictly increasing, so it keeps the order of
     boards while making every live board worth more than a dead one (0), whatever the weights.
     """
-    h = raw_heuristic(board, ws, offs)
+    h = raw_heuristic(board, ws, layout)
     tau = ws[WS_FLOOR]
     if h >= tau:
         return h
     return tau * tau / (2.0 * tau - h)
 
 
-@njit("float64(uint64, float64[::1])", cache=True)
-def heuristic_value(board, ws):
+@njit(cache=True)
+def heuristic_value(board, ws, layout):
     """``leaf_value`` for one board, from Python."""
-    return leaf_value(board, ws, table_offsets(ws))
+    return leaf_value(board, ws, layout)
 
 
 @njit("void(float64[::1])", cache=True)
@@ -320,12 +330,12 @@ def _all_moves(board):
     return up, down, left, right
 
 
-@njit("float64(uint64, int64, float64, float64[::1])", cache=True)
-def chance_node(board, depth, cprob, ws):
+@njit(cache=True)
+def chance_node(board, depth, cprob, ws, layout):
     """Expected value of ``board`` (just moved, before the spawn) with ``depth`` chance layers."""
     cutoff = ws[WS_CUTOFF]
     if depth == 0 or cprob < cutoff:
-        return leaf_value(board, ws, table_offsets(ws))
+        return leaf_value(board, ws, layout)
     use_tt = ws[WS_TT_ON] > 0.0
     slot_base = 0
     key_hi = float(board >> U32)
@@ -340,7 +350,6 @@ def chance_node(board, depth, cprob, ws):
             and ws[slot_base + 1] == key_lo
         ):
             return ws[slot_base + 3]
-    offs = table_offsets(ws)
     empty = count_empty(board)
     p2 = cprob * 0.9 / empty
     p4 = cprob * 0.1 / empty
@@ -358,22 +367,22 @@ def chance_node(board, depth, cprob, ws):
                 if depth == 1 or child_prob < cutoff:
                     # the children are leaves: score them here, saving a call per leaf
                     if up != child:
-                        best = max(best, leaf_value(up, ws, offs))
+                        best = max(best, leaf_value(up, ws, layout))
                     if down != child:
-                        best = max(best, leaf_value(down, ws, offs))
+                        best = max(best, leaf_value(down, ws, layout))
                     if left != child:
-                        best = max(best, leaf_value(left, ws, offs))
+                        best = max(best, leaf_value(left, ws, layout))
                     if right != child:
-                        best = max(best, leaf_value(right, ws, offs))
+                        best = max(best, leaf_value(right, ws, layout))
                 else:
                     if up != child:
-                        best = max(best, chance_node(up, depth - 1, child_prob, ws))
+                        best = max(best, chance_node(up, depth - 1, child_prob, ws, layout))
                     if down != child:
-                        best = max(best, chance_node(down, depth - 1, child_prob, ws))
+                        best = max(best, chance_node(down, depth - 1, child_prob, ws, layout))
                     if left != child:
-                        best = max(best, chance_node(left, depth - 1, child_prob, ws))
+                        best = max(best, chance_node(left, depth - 1, child_prob, ws, layout))
                     if right != child:
-                        best = max(best, chance_node(right, depth - 1, child_prob, ws))
+                        best = max(best, chance_node(right, depth - 1, child_prob, ws, layout))
                 total += best * (0.9 if spawn == 0 else 0.1)
         tmp >>= U4
         tile <<= U4
@@ -394,8 +403,8 @@ def chance_node(board, depth, cprob, ws):
     return value
 
 
-@njit("int64(uint64, int64, float64[::1], float64[::1])", cache=True)
-def move_values(board, depth, ws, out):
+@njit(cache=True)
+def move_values(board, depth, ws, out, layout):
     """Fill ``out[m]`` with the expectimax value of move m (-1 when illegal); return the best move.
 
     The best move is the first legal move with the highest value (order: up, down, left, right),
@@ -410,7 +419,7 @@ def move_values(board, depth, ws, out):
         if moved == board:
             out[direction] = -1.0
             continue
-        value = chance_node(moved, np.int64(depth), 1.0, ws)
+        value = chance_node(moved, np.int64(depth), np.float64(1.0), ws, layout)
         out[direction] = value
         if value > best_value:
             best_value = value
@@ -452,8 +461,8 @@ def spawn_tile(board, state):
     return board, state
 
 
-@njit("Tuple((uint64, float64, int64, float64))(uint64, int64, float64[::1], int64)", cache=True)
-def play_game(seed, depth, ws, max_moves):
+@njit(cache=True)
+def play_game(seed, depth, ws, max_moves, layout):
     """Play one game from an empty board with two spawns; stop when no move is legal.
 
     Returns (final board, score, moves played, moves evaluated by the search).
@@ -467,7 +476,7 @@ def play_game(seed, depth, ws, max_moves):
     values = np.zeros(4)
     ws[WS_MOVES] = 0.0
     while max_moves < 0 or moves < max_moves:
-        best = move_values(board, depth, ws, values)
+        best = move_values(board, depth, ws, values, layout)
         if best < 0:
             break
         score += move_score(board, best)

@@ -13,7 +13,7 @@ from engine.batch import PlayerSpec, play_games
 from engine.board import format_board, parse_board_text
 from engine.families import FAMILIES, get_family
 from engine.rules import Move
-from engine.solver import DEFAULT_CUTOFF, MILESTONES, Solver
+from engine.solver import DEFAULT_CUTOFF, MILESTONES
 from engine.stats import Summary, summarize
 from engine.weights_file import MAX_DEPTH, read_weights
 
@@ -104,7 +104,7 @@ def advise(spec: PlayerSpec, board: int) -> int:
         value = values[move]
         shown = "illegal" if value is None else f"{value:,.1f}"
         marker = "  <- best" if move == best else ""
-        print(f"{str(move):>6}: {shown}{marker}")
+        print(f"{move!s:>6}: {shown}{marker}")
     if best is None:
         print("no legal move: the game is over")
     return 0

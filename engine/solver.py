@@ -83,7 +83,9 @@ class Solver:
         self.depth = depth
         self.cutoff = float(cutoff)
         self.transposition = transposition
-        self._ws = build_workspace(self.family.tables(vector), self.cutoff, transposition)
+        self._ws, self._layout = build_workspace(
+            self.family.tables(vector), self.cutoff, transposition
+        )
         self._values = np.zeros(4)
 
     @classmethod
@@ -119,7 +121,9 @@ class Solver:
 
     def evaluate(self, board: Board | Sequence[Sequence[int]]) -> float:
         """The heuristic value of a board, as the search scores a leaf."""
-        return float(kernels.heuristic_value(np.uint64(as_board(board)), self._ws))
+        return float(
+            kernels.heuristic_value(np.uint64(as_board(board)), self._ws, self._layout)
+        )
 
     def play(
         self,
@@ -138,7 +142,7 @@ class Solver:
         start = time.perf_counter()
         if on_move is None:
             board, score, moves, evaluated = kernels.play_game(
-                np.uint64(seed), np.int64(self.depth), self._ws, np.int64(limit)
+                np.uint64(seed), np.int64(self.depth), self._ws, np.int64(limit), self._layout
             )
         else:
             board, score, moves, evaluated = self._play_stepwise(seed, limit, on_move)
@@ -174,5 +178,7 @@ class Solver:
 
     def _search(self, board: Board) -> int:
         return int(
-            kernels.move_values(np.uint64(board), np.int64(self.depth), self._ws, self._values)
+            kernels.move_values(
+                np.uint64(board), np.int64(self.depth), self._ws, self._values, self._layout
+            )
         )

@@ -1,10 +1,13 @@
 """The search workspace: one float64 array holding everything the compiled search reads or writes.
 
-Layout (indices in ``engine.kernels``): a 64-slot header (search options, counters, table offsets,
-the whole-board term's weights and per-rank values), then each distinct line table once (65536
-entries), then the transposition table: ``slots`` entries of (key high 32 bits, key low 32 bits,
-depth, value) and a list of the slots in use, so clearing costs only what was used. Keys are split
-in two halves because a float64 holds 32-bit integers exactly but not 64-bit ones.
+Layout (indices in ``engine.kernels``): a 64-slot header (search options, counters, the
+whole-board term's weights and per-rank values), then each line table (65536 entries), then the
+transposition table: ``slots`` entries of (key high 32 bits, key low 32 bits, depth, value) and a
+list of the slots in use, so clearing costs only what was used. Keys are split in two halves
+because a float64 holds 32-bit integers exactly but not 64-bit ones.
+
+Alongside the array goes the *layout*: a tuple of the tables' offsets whose length tells the
+compiled search which evaluator to use (see ``engine.families.base.LineTables``).
 """
 
 from __future__ import annotations
@@ -21,44 +24,32 @@ FLOOR_FRACTION = 1e-6
 
 def build_workspace(
     tables: LineTables, cutoff: float, use_tt: bool = True, tt_bits: int = DEFAULT_TT_BITS
-) -> np.ndarray:
-    """Lay out a family's tables and the search options in a fresh workspace."""
-    distinct: list[np.ndarray] = []
-    for table in tables.rows + (tables.cols or ()):
-        if not any(table is seen for seen in distinct):
-            distinct.append(table)
-
-    def offset_of(table: np.ndarray) -> int:
-        index = next(i for i, seen in enumerate(distinct) if seen is table)
-        return k.WS_HEADER + index * TABLE_SIZE
-
-    tt_offset = k.WS_HEADER + len(distinct) * TABLE_SIZE
+) -> tuple[np.ndarray, tuple[np.uint64, ...]]:
+    """Lay out a family's tables and the search options; return (workspace, layout)."""
+    line_tables = list(tables.rows) + ([tables.column] if tables.column is not None else [])
+    offsets = [k.WS_HEADER + i * TABLE_SIZE for i in range(len(line_tables))]
+    tt_offset = k.WS_HEADER + len(line_tables) * TABLE_SIZE
     slots = 1 << tt_bits
     ws = np.zeros(tt_offset + 5 * slots, dtype=np.float64)
-    for index, table in enumerate(distinct):
-        start = k.WS_HEADER + index * TABLE_SIZE
-        ws[start : start + TABLE_SIZE] = table
-    ws[k.WS_EXTRA_KIND] = tables.extra_kind
-    ws[k.WS_FLOOR] = floor_scale(distinct, tables)
+    for offset, table in zip(offsets, line_tables):
+        ws[offset : offset + TABLE_SIZE] = table
+    ws[k.WS_FLOOR] = floor_scale(line_tables, tables.extra)
     ws[k.WS_CUTOFF] = cutoff
     ws[k.WS_TT_ON] = 1.0 if use_tt else 0.0
-    for i in range(4):
-        ws[k.WS_ROW_OFF + i] = offset_of(tables.rows[i])
-        ws[k.WS_COL_OFF + i] = offset_of(tables.cols[i]) if tables.cols else -1.0
     ws[k.WS_TT_OFF] = tt_offset
     ws[k.WS_TT_BITS] = tt_bits
     ws[k.WS_EXTRA : k.WS_EXTRA + len(tables.extra)] = tables.extra
     ws[k.WS_VALUES : k.WS_VALUES + 16] = tables.values
     ws[tt_offset + 2 : tt_offset + 4 * slots : 4] = -1.0  # every slot empty
-    return ws
+    return ws, tuple(np.uint64(o) for o in offsets)
 
 
-def floor_scale(distinct: list[np.ndarray], tables: LineTables) -> float:
+def floor_scale(line_tables: list[np.ndarray], extra: tuple[float, ...]) -> float:
     """tau: a millionth of the largest table entry, so it scales with the weights.
 
     Leaves scoring below tau are squashed into (0, tau) (see ``engine.kernels.leaf_value``). With
     any sensible weights, real positions score far above it and their values are left unchanged.
     """
-    largest = max(float(np.abs(t).max()) for t in distinct)
-    largest = max(largest, max((abs(x) for x in tables.extra), default=0.0))
+    largest = max(float(np.abs(t).max()) for t in line_tables)
+    largest = max(largest, max((abs(x) for x in extra), default=0.0))
     return max(largest * FLOOR_FRACTION, 1e-300)

@@ -14,7 +14,7 @@ from functools import cache
 
 import numpy as np
 
-from engine.kernels import KIND_NONE
+from engine.kernels import LAYOUT_ROWS_COLUMN, LAYOUT_ROWS_HEAD, LAYOUT_SHARED
 
 
 @dataclass(frozen=True)
@@ -30,18 +30,26 @@ class Param:
 
 @dataclass(frozen=True)
 class LineTables:
-    """What the compiled search needs: a table per row, a table per column, a whole-board term.
+    """What the compiled search needs, in one of three layouts (``engine.kernels``):
 
-    The same array may serve several lines (``classic`` uses one table for all eight); ``cols`` is
-    None when the family has no column terms. ``extra`` holds the whole-board term's weights and
-    ``values`` its per-rank tile values (see ``engine.kernels.raw_heuristic``).
+    - ``LAYOUT_SHARED``: ``rows`` holds one table that serves all four rows and four columns.
+    - ``LAYOUT_ROWS_HEAD``: a table per row, and the snake head penalty (weight ``extra[0]``,
+      per-rank tile values ``values``).
+    - ``LAYOUT_ROWS_COLUMN``: a table per row, one ``column`` table for all four columns, and the
+      mean-tile and corner terms (weights ``extra[0]`` and ``extra[1]``).
     """
 
-    rows: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
-    cols: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None
-    extra_kind: int = KIND_NONE
+    layout: int
+    rows: tuple[np.ndarray, ...]
+    column: np.ndarray | None = None
     extra: tuple[float, ...] = ()
     values: np.ndarray = field(default_factory=lambda: np.zeros(16))
+
+    def __post_init__(self):
+        expected = {LAYOUT_SHARED: (1, False), LAYOUT_ROWS_HEAD: (4, False),
+                    LAYOUT_ROWS_COLUMN: (4, True)}[self.layout]
+        if (len(self.rows), self.column is not None) != expected:
+            raise ValueError(f"tables do not match layout {self.layout}")
 
 
 class Family:

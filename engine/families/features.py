@@ -27,13 +27,14 @@ tuning configs fix ``empty`` to remove that redundant direction.
 
 from __future__ import annotations
 
+import itertools
 from functools import cache
 
 import numpy as np
 
 from engine.families.base import Family, LineTables, Param, grid_lines, row_ranks, row_values
 from engine.families.snake import path_index
-from engine.kernels import KIND_FEATURES
+from engine.kernels import LAYOUT_ROWS_COLUMN
 
 GRADIENT = ((10, 9, 8, 7), (9, 5, 4, 3), (8, 4, 2, 2), (7, 3, 2, 1))
 
@@ -43,13 +44,13 @@ LINE_FEATURES = ("pairs", "monotonicity", "smoothness", "unbalance", "monotonic_
 def _line_features(line: list[int]) -> dict[str, float]:
     """Features of one line of ranks that the board's rows and columns both contribute."""
     values = [2.0**r if r else 0.0 for r in line]
-    rise = sum(max(b - a, 0) for a, b in zip(line, line[1:]))
-    fall = sum(max(a - b, 0) for a, b in zip(line, line[1:]))
+    rise = sum(max(b - a, 0) for a, b in itertools.pairwise(line))
+    fall = sum(max(a - b, 0) for a, b in itertools.pairwise(line))
     return {
-        "pairs": sum(1.0 for a, b in zip(line, line[1:]) if a and a == b),
+        "pairs": sum(1.0 for a, b in itertools.pairwise(line) if a and a == b),
         "monotonicity": -float(min(rise, fall)),
-        "smoothness": -float(sum(abs(a - b) for a, b in zip(line, line[1:]) if a and b)),
-        "unbalance": sum(abs(a - b) for a, b in zip(values, values[1:])),
+        "smoothness": -float(sum(abs(a - b) for a, b in itertools.pairwise(line) if a and b)),
+        "unbalance": sum(abs(a - b) for a, b in itertools.pairwise(values)),
         "monotonic_lines": 1.0 if rise == 0 or fall == 0 else 0.0,
     }
 
@@ -109,10 +110,7 @@ class Features(Family):
             rows.append(per_row_static + values @ (w["gradient"] * grad + w["snake"] * snake))
         col = np.asarray(shared, dtype=np.float64)
         return LineTables(
-            rows=tuple(rows),
-            cols=(col,) * 4,
-            extra_kind=KIND_FEATURES,
-            extra=(w["average"], w["corner"]),
+            LAYOUT_ROWS_COLUMN, tuple(rows), column=col, extra=(w["average"], w["corner"])
         )
 
     def reference(self, ranks: list[list[int]], weights: np.ndarray) -> float:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.families.base import Family, LineTables, Param, row_ranks
-from engine.kernels import KIND_SNAKE
+from engine.kernels import LAYOUT_ROWS_HEAD
 
 
 def path_index(row: int, col: int) -> int:
@@ -54,13 +54,7 @@ class Snake(Family):
         for r in range(4):
             path_weights = np.array([decay ** path_index(r, c) for c in range(4)])
             rows.append(cell_values @ path_weights + empty_weight * empty)
-        return LineTables(
-            rows=tuple(rows),
-            cols=None,
-            extra_kind=KIND_SNAKE,
-            extra=(head_penalty,),
-            values=values,
-        )
+        return LineTables(LAYOUT_ROWS_HEAD, tuple(rows), extra=(head_penalty,), values=values)
 
     def reference(self, ranks: list[list[int]], weights: np.ndarray) -> float:
         decay, tile_power, head_penalty, empty_weight = (float(w) for w in weights)

@@ -1,0 +1,386 @@
+"""Run configs: load a YAML file, check every key before any compute starts, fill in defaults.
+
+Every problem found is reported as ``FILE: key.path: what was expected`` (one line each, all of
+them at once); unknown keys suggest the closest valid name. ``RunConfig.resolved()`` is the
+complete config with every default filled in: it is what a run directory stores and what resume
+compares against.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from engine.families import FAMILIES, get_family
+from tuner.errors import ConfigError
+
+MAX_TUNING_DEPTH = 5
+FITNESS_KINDS = ("mean_score", "mean_log2_max_tile", "reach_rate", "score_quantile")
+SCALES = ("linear", "log")
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+ADDRESS_PATTERN = re.compile(r"^(auto|[A-Za-z0-9.-]+:\d{1,5})$")
+# Keys a resumed run may change: they decide when the run stops or where it runs, never what it
+# computes.
+RESUMABLE_CHANGES = (
+    "cmaes.max_generations",
+    "cmaes.max_games",
+    "ray.address",
+    "ray.workers",
+    "ray.games_per_task",
+    "ray.max_retries",
+)
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """How one family parameter is treated: fixed at a value, or tuned within bounds."""
+
+    name: str
+    init: float
+    low: float
+    high: float
+    scale: str = "linear"
+    tuned: bool = True
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """A validated run config. Field groups mirror the YAML sections."""
+
+    source: str
+    name: str
+    output_dir: str
+    seed: int
+    family: str
+    params: tuple[ParamSpec, ...]
+    depth: int
+    cutoff: float
+    games: int
+    fitness: str
+    tile: int
+    quantile: float
+    reevaluate_best: int
+    sigma0: float
+    popsize: int | None
+    max_generations: int | None
+    max_games: int | None
+    restarts: int
+    address: str | None
+    workers: int | None
+    games_per_task: int
+    max_retries: int
+    validation_games: int
+    validation_top_k: int
+
+    @property
+    def run_dir(self) -> Path:
+        return Path(self.output_dir) / self.name
+
+    @property
+    def tuned(self) -> tuple[ParamSpec, ...]:
+        return tuple(p for p in self.params if p.tuned)
+
+    def resolved(self) -> dict[str, Any]:
+        """The complete config as a plain mapping, every default filled in."""
+        params = {}
+        for p in self.params:
+            if p.tuned:
+                params[p.name] = {"init": p.init, "low": p.low, "high": p.high, "scale": p.scale}
+            else:
+                params[p.name] = {"fixed": p.init}
+        return {
+            "run": {"name": self.name, "output_dir": self.output_dir, "seed": self.seed},
+            "family": self.family,
+            "params": params,
+            "search": {"depth": self.depth, "cutoff": self.cutoff},
+            "evaluation": {
+                "games": self.games,
+                "fitness": self.fitness,
+                "tile": self.tile,
+                "quantile": self.quantile,
+                "reevaluate_best": self.reevaluate_best,
+            },
+            "cmaes": {
+                "sigma0": self.sigma0,
+                "popsize": self.popsize,
+                "max_generations": self.max_generations,
+                "max_games": self.max_games,
+                "restarts": self.restarts,
+            },
+            "ray": {
+                "address": self.address,
+                "workers": self.workers,
+                "games_per_task": self.games_per_task,
+                "max_retries": self.max_retries,
+            },
+            "validation": {"games": self.validation_games, "top_k": self.validation_top_k},
+        }
+
+
+class _Checker:
+    """Reads typed values out of nested mappings, collecting problems with their key paths."""
+
+    def __init__(self, source: str):
+        self.source = source
+        self.problems: list[str] = []
+
+    def problem(self, path: str, message: str) -> None:
+        self.problems.append(f"{self.source}: {path}: {message}")
+
+    def section(self, doc: dict, key: str, allowed: tuple[str, ...], required: bool = True) -> dict:
+        value = doc.get(key)
+        if value is None:
+            if required and key not in doc:
+                self.problem(key, "missing section")
+            return {}
+        if not isinstance(value, dict):
+            self.problem(key, f"expected a mapping, got {_describe(value)}")
+            return {}
+        self.unknown_keys(value, allowed, key)
+        return value
+
+    def unknown_keys(self, mapping: dict, allowed: tuple[str, ...], path: str) -> None:
+        for key in mapping:
+            if key not in allowed:
+                close = difflib.get_close_matches(str(key), allowed, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                where = f"{path}.{key}" if path else str(key)
+                self.problem(where, f"unknown key (expected one of: {', '.join(allowed)}){hint}")
+
+    def integer(self, mapping, key, path, default=None, low=None, high=None, optional=False):
+        value = mapping.get(key, default)
+        where = f"{path}.{key}"
+        if value is None:
+            if not optional:
+                self.problem(where, "missing (expected an integer)")
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.problem(where, f"expected an integer, got {_describe(value)}")
+            return default
+        if (low is not None and value < low) or (high is not None and value > high):
+            self.problem(where, f"expected an integer {_range(low, high)}, got {value}")
+            return default
+        return value
+
+    def number(self, mapping, key, path, default=None, low=None, high=None, open_low=False,
+               open_high=False):
+        value = mapping.get(key, default)
+        where = f"{path}.{key}"
+        if value is None:
+            self.problem(where, "missing (expected a number)")
+            return math.nan
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            self.problem(where, f"expected a number, got {_describe(value)}")
+            return math.nan
+        value = float(value)
+        if not math.isfinite(value):
+            self.problem(where, f"expected a finite number, got {value}")
+            return math.nan
+        too_low = low is not None and (value <= low if open_low else value < low)
+        too_high = high is not None and (value >= high if open_high else value > high)
+        if too_low or too_high:
+            lo = f"{'>' if open_low else '>='} {low}" if low is not None else ""
+            hi = f"{'<' if open_high else '<='} {high}" if high is not None else ""
+            self.problem(where, f"expected a number {' and '.join(s for s in (lo, hi) if s)}, "
+                                f"got {value}")
+            return math.nan
+        return value
+
+    def choice(self, mapping, key, path, choices, default=None):
+        value = mapping.get(key, default)
+        if value not in choices:
+            close = difflib.get_close_matches(str(value), choices, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            self.problem(f"{path}.{key}", f"expected one of {', '.join(choices)}, got "
+                                          f"{value!r}{hint}")
+            return default
+        return value
+
+    def text(self, mapping, key, path, default=None, pattern=None, what="a string"):
+        value = mapping.get(key, default)
+        where = f"{path}.{key}"
+        if value is None:
+            self.problem(where, f"missing (expected {what})")
+            return default
+        if not isinstance(value, str) or (pattern is not None and not pattern.match(value)):
+            self.problem(where, f"expected {what}, got {value!r}")
+            return default
+        return value
+
+
+def _describe(value: Any) -> str:
+    return f"{type(value).__name__} {value!r}"
+
+
+def _range(low, high) -> str:
+    if low is not None and high is not None:
+        return f"from {low} to {high}"
+    return f">= {low}" if low is not None else f"<= {high}"
+
+
+def load_config(path: str | os.PathLike) -> RunConfig:
+    """Read and validate a config file; raise ConfigError listing every problem."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as err:
+        raise ConfigError(f"{source}: cannot read config: {err.strerror}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{source}: not a config file (not UTF-8 text)") from None
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "YAML"
+        problem = getattr(err, "problem", None) or "invalid YAML"
+        raise ConfigError(f"{source}: {where}: invalid YAML ({problem})") from None
+    return parse_config(document, source)
+
+
+def parse_config(document: Any, source: str) -> RunConfig:
+    """Validate an already-parsed config mapping (``source`` names it in messages)."""
+    check = _Checker(source)
+    if not isinstance(document, dict):
+        raise ConfigError(f"{source}: top level: expected a mapping of sections, got "
+                          f"{'an empty file' if document is None else _describe(document)}")
+    sections = ("run", "family", "params", "search", "evaluation", "cmaes", "ray", "validation")
+    check.unknown_keys(document, sections, "")
+    run = check.section(document, "run", ("name", "output_dir", "seed"))
+    name = check.text(run, "name", "run", pattern=NAME_PATTERN,
+                      what="a name of letters, digits, '_', '.' or '-'")
+    output_dir = check.text(run, "output_dir", "run", default="runs", what="a directory path")
+    seed = check.integer(run, "seed", "run", default=0, low=0, high=2**63 - 1)
+
+    family_name = document.get("family")
+    family = None
+    if family_name not in FAMILIES:
+        close = difflib.get_close_matches(str(family_name), list(FAMILIES), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        check.problem("family", f"expected one of {', '.join(FAMILIES)}, got {family_name!r}{hint}")
+    else:
+        family = get_family(family_name)
+
+    params = _parse_params(check, document.get("params"), family)
+
+    search = check.section(document, "search", ("depth", "cutoff"))
+    depth = check.integer(search, "depth", "search", low=0, high=MAX_TUNING_DEPTH)
+    cutoff = check.number(search, "cutoff", "search", default=1e-4, low=0.0, high=1.0,
+                          open_high=True)
+
+    evaluation = check.section(
+        document, "evaluation", ("games", "fitness", "tile", "quantile", "reevaluate_best")
+    )
+    games = check.integer(evaluation, "games", "evaluation", low=1)
+    fitness = check.choice(evaluation, "fitness", "evaluation", FITNESS_KINDS, "mean_score")
+    tile = check.integer(evaluation, "tile", "evaluation", default=2048, low=4, high=32768)
+    if tile is not None and tile & (tile - 1):
+        check.problem("evaluation.tile", f"expected a power of two, got {tile}")
+    quantile = check.number(evaluation, "quantile", "evaluation", default=0.25, low=0.0,
+                            high=1.0, open_low=True, open_high=True)
+    reevaluate = check.integer(evaluation, "reevaluate_best", "evaluation", default=0, low=0)
+
+    cmaes = check.section(
+        document, "cmaes", ("sigma0", "popsize", "max_generations", "max_games", "restarts")
+    )
+    sigma0 = check.number(cmaes, "sigma0", "cmaes", default=0.25, low=0.0, high=1.0,
+                          open_low=True)
+    popsize = check.integer(cmaes, "popsize", "cmaes", low=2, optional=True)
+    max_generations = check.integer(cmaes, "max_generations", "cmaes", low=1, optional=True)
+    max_games = check.integer(cmaes, "max_games", "cmaes", low=1, optional=True)
+    restarts = check.integer(cmaes, "restarts", "cmaes", default=0, low=0)
+    if cmaes and max_generations is None and max_games is None and not check.problems:
+        check.problem("cmaes", "set max_generations or max_games (or both): a run needs an end")
+
+    ray_section = check.section(
+        document, "ray", ("address", "workers", "games_per_task", "max_retries"), required=False
+    )
+    address = ray_section.get("address")
+    if address is not None and (not isinstance(address, str) or not ADDRESS_PATTERN.match(address)
+                                or not _port_ok(address)):
+        check.problem("ray.address", f"expected 'auto' or HOST:PORT, got {address!r}")
+        address = None
+    workers = check.integer(ray_section, "workers", "ray", low=1, optional=True)
+    games_per_task = check.integer(ray_section, "games_per_task", "ray", default=16, low=1)
+    max_retries = check.integer(ray_section, "max_retries", "ray", default=3, low=0)
+
+    validation = check.section(document, "validation", ("games", "top_k"), required=False)
+    validation_games = check.integer(validation, "games", "validation", default=500, low=1)
+    top_k = check.integer(validation, "top_k", "validation", default=3, low=1)
+
+    if check.problems:
+        raise ConfigError("\n".join(check.problems))
+    return RunConfig(
+        source=source, name=name, output_dir=output_dir, seed=seed, family=family.name,
+        params=params, depth=depth, cutoff=cutoff, games=games, fitness=fitness, tile=tile,
+        quantile=quantile, reevaluate_best=reevaluate, sigma0=sigma0, popsize=popsize,
+        max_generations=max_generations, max_games=max_games, restarts=restarts,
+        address=address, workers=workers, games_per_task=games_per_task,
+        max_retries=max_retries, validation_games=validation_games, validation_top_k=top_k,
+    )
+
+
+def _port_ok(address: str) -> bool:
+    return address == "auto" or 0 < int(address.rsplit(":", 1)[1]) < 65536
+
+
+def _parse_params(check: _Checker, raw: Any, family) -> tuple[ParamSpec, ...]:
+    """Each family parameter: tuned ({init, low, high, scale}) or fixed (a number or {fixed})."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        check.problem("params", f"expected a mapping of parameter names, got {_describe(raw)}")
+        return ()
+    if family is None:
+        return ()
+    check.unknown_keys(raw, family.param_names, "params")
+    specs = []
+    for param in family.params:
+        path = f"params.{param.name}"
+        entry = raw.get(param.name, {"fixed": param.default})
+        if isinstance(entry, (int, float)) and not isinstance(entry, bool):
+            entry = {"fixed": entry}
+        if not isinstance(entry, dict):
+            check.problem(path, f"expected a number or a mapping, got {_describe(entry)}")
+            continue
+        if "fixed" in entry:
+            check.unknown_keys(entry, ("fixed",), path)
+            value = check.number(entry, "fixed", path)
+            specs.append(ParamSpec(param.name, value, value, value, "linear", tuned=False))
+            continue
+        check.unknown_keys(entry, ("init", "low", "high", "scale"), path)
+        init = check.number(entry, "init", path, default=param.default)
+        low = check.number(entry, "low", path, default=param.low)
+        high = check.number(entry, "high", path, default=param.high)
+        scale = check.choice(entry, "scale", path, SCALES, "linear")
+        if not (math.isnan(low) or math.isnan(high)):
+            if low >= high:
+                check.problem(path, f"low ({low}) must be below high ({high})")
+            elif not math.isnan(init) and not low <= init <= high:
+                check.problem(f"{path}.init", f"expected a value within [{low}, {high}], "
+                                              f"got {init}")
+            if scale == "log" and low <= 0:
+                check.problem(f"{path}.low", f"a log-scale parameter needs low > 0, got {low}")
+        specs.append(ParamSpec(param.name, init, low, high, scale, tuned=True))
+    if specs and not any(p.tuned for p in specs) and not check.problems:
+        check.problem("params", "no parameter is tuned: give at least one {init, low, high}")
+    return tuple(specs)
+
+
+def changed_keys(old: dict, new: dict, prefix: str = "") -> list[str]:
+    """Key paths whose values differ between two resolved configs."""
+    changed = []
+    for key in sorted(set(old) | set(new)):
+        path = f"{prefix}{key}"
+        a, b = old.get(key), new.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            changed.extend(changed_keys(a, b, f"{path}."))
+        elif a != b:
+            changed.append(path)
+    return changed

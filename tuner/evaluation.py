@@ -1,0 +1,208 @@
+"""Playing candidates' games: one small interface, two backends (in-process and Ray).
+
+A *job* is one candidate's games; it is cut into *units* of ``games_per_task`` games, the unit of
+scheduling. Every unit carries its job and position, so results are assembled in seed order
+whatever order the workers finish in, and a run's numbers never depend on the number of workers.
+
+On Ray, all units of a generation are in flight at once; each worker process keeps the compiled
+engine loaded and caches the last few solvers it built, so a unit costs one table build at most.
+Ray retries units lost with a dead worker or node (``max_retries``); an exception inside a game is
+not retried: it is reported with the candidate, the seed and the traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+import traceback
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from engine.batch import PlayerSpec
+from engine.solver import GameResult, Solver
+from tuner.errors import EvaluationError
+
+log = logging.getLogger(__name__)
+
+SOLVER_CACHE_SIZE = 4
+NO_WORKER_GRACE_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class Job:
+    """All the games one candidate plays in one evaluation."""
+
+    candidate: int
+    spec: PlayerSpec
+    seeds: tuple[int, ...]
+
+
+class GameCrash(Exception):
+    """An exception raised inside a game, with the candidate, the seed and the traceback."""
+
+
+_solvers: OrderedDict = OrderedDict()
+
+
+def _solver_for(spec: PlayerSpec) -> Solver:
+    key = (spec.family, tuple(spec.weights.items()), spec.depth, spec.cutoff)
+    if key not in _solvers:
+        _solvers[key] = spec.solver()
+        if len(_solvers) > SOLVER_CACHE_SIZE:
+            _solvers.popitem(last=False)
+    return _solvers[key]
+
+
+def play_unit(candidate: int, spec: PlayerSpec, seeds: Sequence[int]) -> list[GameResult]:
+    """Play one unit of games; the function every backend runs."""
+    solver = _solver_for(spec)
+    results = []
+    for seed in seeds:
+        try:
+            results.append(solver.play(seed))
+        except Exception:  # noqa: BLE001 - any engine failure is reported with its seed
+            raise GameCrash(
+                f"a game crashed: candidate {candidate}, seed {seed}, weights {spec.weights}\n"
+                f"{traceback.format_exc()}"
+            ) from None
+    return results
+
+
+def split_units(jobs: Sequence[Job], games_per_task: int) -> list[tuple[int, int, tuple]]:
+    """(job index, unit index, seeds) for every unit, in job order."""
+    units = []
+    for j, job in enumerate(jobs):
+        for u, start in enumerate(range(0, len(job.seeds), games_per_task)):
+            units.append((j, u, job.seeds[start : start + games_per_task]))
+    return units
+
+
+def _assemble(jobs, units, outputs: dict) -> list[list[GameResult]]:
+    results: list[list[GameResult]] = [[] for _ in jobs]
+    for j, u, _seeds in units:
+        results[j].extend(outputs[(j, u)])
+    return results
+
+
+class SerialEvaluator:
+    """Plays every unit in this process, in order: the reference backend."""
+
+    def __init__(self, games_per_task: int = 16):
+        self.games_per_task = games_per_task
+        self.workers = 1
+
+    def play(self, jobs: Sequence[Job], progress: Callable[[int], None] | None = None):
+        units = split_units(jobs, self.games_per_task)
+        outputs = {}
+        for j, u, seeds in units:
+            try:
+                outputs[(j, u)] = play_unit(jobs[j].candidate, jobs[j].spec, seeds)
+            except GameCrash as crash:
+                raise EvaluationError(str(crash)) from None
+            if progress:
+                progress(len(seeds))
+        return _assemble(jobs, units, outputs)
+
+    def close(self) -> None:
+        pass
+
+
+class RayEvaluator:
+    """Plays units as Ray tasks on an embedded local Ray or on an existing cluster."""
+
+    def __init__(
+        self,
+        address: str | None = None,
+        workers: int | None = None,
+        games_per_task: int = 16,
+        max_retries: int = 3,
+    ):
+        import ray
+
+        self.ray = ray
+        self.games_per_task = games_per_task
+        self.max_retries = max_retries
+        self.owns_ray = not ray.is_initialized()
+        if self.owns_ray:
+            if address:
+                ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+            else:
+                ray.init(
+                    num_cpus=workers or os.cpu_count(),
+                    include_dashboard=False,
+                    _node_ip_address="127.0.0.1",  # nothing listens beyond loopback
+                    log_to_driver=False,
+                    logging_level=logging.WARNING,
+                )
+        self.workers = int(ray.cluster_resources().get("CPU", 0))
+        self._remote = ray.remote(num_cpus=1, max_retries=max_retries, retry_exceptions=False)(
+            play_unit
+        )
+
+    def play(self, jobs: Sequence[Job], progress: Callable[[int], None] | None = None):
+        ray = self.ray
+        units = split_units(jobs, self.games_per_task)
+        spec_refs = [ray.put(job.spec) for job in jobs]
+        pending = {
+            self._remote.remote(jobs[j].candidate, spec_refs[j], list(seeds)): (j, u)
+            for j, u, seeds in units
+        }
+        outputs = {}
+        no_worker_since = None
+        try:
+            while pending:
+                done, _ = ray.wait(list(pending), num_returns=1, timeout=5.0)
+                if not done:
+                    no_worker_since = self._check_workers(no_worker_since)
+                    continue
+                no_worker_since = None
+                for ref in done:
+                    j, u = pending.pop(ref)
+                    outputs[(j, u)] = self._get(ref, jobs[j])
+                    if progress:
+                        progress(len(outputs[(j, u)]))
+        except BaseException:
+            for ref in pending:
+                ray.cancel(ref, force=True)
+            raise
+        return _assemble(jobs, units, outputs)
+
+    def _get(self, ref, job: Job) -> list[GameResult]:
+        ray = self.ray
+        try:
+            return ray.get(ref)
+        except ray.exceptions.RayTaskError as err:
+            cause = err.as_instanceof_cause()
+            if isinstance(cause, GameCrash):
+                raise EvaluationError(str(cause.args[0] if cause.args else cause)) from None
+            raise EvaluationError(f"candidate {job.candidate}: a unit of work failed: {err}") from None
+        except ray.exceptions.RayError as err:
+            raise EvaluationError(
+                f"candidate {job.candidate}: a unit of work failed after {self.max_retries} "
+                f"retries ({type(err).__name__}): {str(err).splitlines()[0] if str(err) else ''}"
+            ) from None
+
+    def _check_workers(self, since: float | None) -> float | None:
+        """Fail when no CPU has been alive in the cluster for a while; return the clock."""
+        alive_cpus = sum(
+            node.get("Resources", {}).get("CPU", 0)
+            for node in self.ray.nodes()
+            if node.get("Alive")
+        )
+        if alive_cpus > 0:
+            return None
+        now = time.monotonic()
+        if since is None:
+            log.warning("no Ray worker with a CPU is alive; waiting for one to come back")
+            return now
+        if now - since > NO_WORKER_GRACE_SECONDS:
+            raise EvaluationError(
+                f"every Ray worker is gone (no CPU alive for {NO_WORKER_GRACE_SECONDS:.0f} s)"
+            )
+        return since
+
+    def close(self) -> None:
+        if self.owns_ray:
+            self.ray.shutdown()

@@ -1,0 +1,67 @@
+"""``tune noise``: measure fitness noise at a config's initial point before spending hours.
+
+Plays the initial weights on ``--games`` games, reports the per-game spread of the configured
+fitness, and recommends how many games per candidate give a target standard error (relative to the
+mean) in a generation. The standard error of a mean over n games is sd / sqrt(n), so
+n = (sd / (target * mean))**2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from engine.batch import PlayerSpec
+from tuner.config import load_config
+from tuner.evaluation import Job, RayEvaluator
+from tuner.fitness import score_fitness
+from tuner.seeds import noise_seeds
+from tuner.space import SearchSpace
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "noise",
+        help="measure fitness noise at a config's initial point; recommend games per candidate",
+    )
+    parser.add_argument("--config", required=True, metavar="FILE", help="run config")
+    parser.add_argument("--games", type=int, default=200, help="games to play (default 200)")
+    parser.add_argument("--target", type=float, default=0.02,
+                        help="target standard error relative to the mean (default 0.02)")
+    parser.add_argument("--workers", type=int, help="local Ray workers (default: all cores)")
+    parser.set_defaults(handler=run)
+
+
+def recommend_games(mean: float, per_game_sd: float, target: float) -> int:
+    """Games per candidate so that sd / sqrt(n) <= target * |mean| (mean must not be 0)."""
+    return max(1, math.ceil((per_game_sd / (target * abs(mean))) ** 2))
+
+
+def run(args: argparse.Namespace) -> int:
+    config = load_config(args.config)
+    if args.games < 2:
+        raise ValueError(f"--games must be at least 2, got {args.games}")
+    if not 0 < args.target < 1:
+        raise ValueError(f"--target must be in (0, 1), got {args.target}")
+    space = SearchSpace(config)
+    spec = PlayerSpec(config.family, space.weights(space.initial()), config.depth, config.cutoff)
+    evaluator = RayEvaluator(config.address, args.workers or config.workers,
+                             config.games_per_task, config.max_retries)
+    try:
+        [results] = evaluator.play([Job(0, spec, tuple(noise_seeds(config.seed, args.games)))])
+    finally:
+        evaluator.close()
+    fit = score_fitness(results, config.fitness, config.tile, config.quantile)
+    if fit.value == 0:
+        raise ValueError(f"{config.source}: the initial point's fitness is 0 over {fit.games} "
+                         "games; no relative noise to measure (try another fitness or start)")
+    per_game_sd = fit.stderr * math.sqrt(fit.games)
+    needed = recommend_games(fit.value, per_game_sd, args.target)
+    print(f"initial point of {config.source}: {config.family} at depth {config.depth}")
+    print(f"fitness ({config.fitness}) over {fit.games} games: {fit.value:,.4g} "
+          f"+/- {fit.stderr:,.3g} (standard error)")
+    print(f"per-game spread: sd {per_game_sd:,.4g} = {per_game_sd / abs(fit.value):.2f} x mean")
+    print(f"configured games per candidate: {config.games} -> relative standard error "
+          f"{per_game_sd / math.sqrt(config.games) / abs(fit.value):.3f}")
+    print(f"recommended games per candidate for a {args.target:.1%} standard error: {needed}")
+    return 0

@@ -1,0 +1,276 @@
+"""The tuning loop: ask CMA-ES for candidates, play their games, tell it the fitness, checkpoint.
+
+One generation: every candidate plays the generation's seeds (common random numbers); the
+optional re-evaluation plays the best few again on fresh seeds; CMA-ES is told the fitness; the
+state is checkpointed. At the end, the best candidates and the distribution mean are played on the
+held-out validation seeds and the winner becomes ``best.yaml``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from tqdm import tqdm
+
+from engine.batch import PlayerSpec
+from engine.stats import summarize
+from engine.weights_file import WeightsFile, write_weights
+from tuner import checkpoint as ckpt
+from tuner.checkpoint import Candidate, RunState
+from tuner.config import RunConfig
+from tuner.evaluation import Job
+from tuner.fitness import Fitness, pooled, score_fitness, within_noise
+from tuner.seeds import reevaluation_seeds, training_seeds, validation_seeds
+from tuner.space import SearchSpace
+from tuner.strategy import Strategy
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ValidationRow:
+    """One candidate's result on the validation seeds."""
+
+    label: str
+    generation: int
+    weights: dict[str, float]
+    fitness: Fitness
+    mean_score: float
+    ci95: float
+    reach: dict[int, float]
+
+
+class TuningRun:
+    """A run in a directory: create it fresh with ``start`` or continue it with ``resume``."""
+
+    def __init__(self, config: RunConfig, run_dir: Path, state: RunState, strategy: Strategy,
+                 progress: bool = True):
+        self.config = config
+        self.run_dir = run_dir
+        self.state = state
+        self.strategy = strategy
+        self.space = SearchSpace(config)
+        self.progress = progress
+        self.evaluator = None
+
+    @classmethod
+    def start(cls, config: RunConfig, run_dir: Path, progress: bool = True) -> TuningRun:
+        space = SearchSpace(config)
+        strategy = Strategy(space.initial(), config.sigma0, config.popsize, config.seed,
+                            config.restarts)
+        state = RunState(config=config.resolved(), strategy=strategy.dumps())
+        ckpt.write_config(run_dir, state.config)
+        return cls(config, run_dir, state, strategy, progress)
+
+    @classmethod
+    def resume(cls, config: RunConfig, run_dir: Path, state: RunState,
+               progress: bool = True) -> TuningRun:
+        if state.config != config.resolved():  # an allowed change to a stop condition or to Ray
+            state.config = config.resolved()
+            ckpt.write_config(run_dir, state.config)
+        return cls(config, run_dir, state, Strategy.loads(state.strategy), progress)
+
+    # ----------------------------------------------------------------------------------------
+    def run(self, evaluator) -> RunState:
+        """Run generations until a stop condition, then validate. Returns the final state."""
+        self.evaluator = evaluator
+        self.state.finished = False
+        while (reason := self.stop_reason()) is None:
+            self.step()
+        self.state.stop_reason = reason
+        log.info("stopping: %s", reason)
+        self.validate()
+        self.state.finished = True
+        ckpt.save_state(self.run_dir, self.state)
+        return self.state
+
+    def stop_reason(self) -> str | None:
+        c, s = self.config, self.state
+        if c.max_generations is not None and s.generation >= c.max_generations:
+            return f"reached max_generations ({c.max_generations})"
+        if c.max_games is not None and s.games >= c.max_games:
+            return f"reached max_games ({c.max_games})"
+        return s.cma_stop or None
+
+    def spec(self, weights: dict[str, float]) -> PlayerSpec:
+        return PlayerSpec(self.config.family, weights, self.config.depth, self.config.cutoff)
+
+    def play(self, weight_sets: list[dict[str, float]], seeds: list[int], what: str):
+        """Play every weight set on the same seeds; a progress bar counts the games."""
+        jobs = [Job(i, self.spec(w), tuple(seeds)) for i, w in enumerate(weight_sets)]
+        with tqdm(total=len(jobs) * len(seeds), desc=what, unit="game", leave=False,
+                  disable=not self.progress) as bar:
+            return self.evaluator.play(jobs, bar.update)
+
+    def fitness(self, results) -> Fitness:
+        return score_fitness(results, self.config.fitness, self.config.tile, self.config.quantile)
+
+    def step(self) -> None:
+        """One generation, checkpointed when it completes."""
+        c, s = self.config, self.state
+        started = time.perf_counter()
+        generation = s.generation + 1
+        xs = self.strategy.ask()
+        weight_sets = [self.space.weights(x) for x in xs]
+        seeds = training_seeds(c.seed, generation, c.games)
+        results = self.play(weight_sets, seeds, f"gen {generation}")
+        fits = [self.fitness(r) for r in results]
+        games = len(xs) * c.games
+        if c.reevaluate_best:
+            top = sorted(range(len(xs)), key=lambda i: -fits[i].value)[: c.reevaluate_best]
+            again = self.play([weight_sets[i] for i in top],
+                              reevaluation_seeds(c.seed, generation, c.games), "re-evaluate")
+            for i, r in zip(top, again):
+                fits[i] = pooled(fits[i], self.fitness(r))
+            games += len(top) * c.games
+        self.strategy.tell(xs, [f.value for f in fits])
+        cma_stop = self.strategy.termination()
+
+        s.generation = generation
+        s.games += games
+        s.evaluations += len(xs)
+        s.seconds += time.perf_counter() - started
+        if cma_stop:
+            s.cma_stop = "cma-es termination: " + ", ".join(sorted(cma_stop))
+        self.update_elites(xs, weight_sets, fits, generation)
+        order = sorted(range(len(xs)), key=lambda i: -fits[i].value)
+        best, worst = fits[order[0]], fits[order[-1]]
+        row = {
+            "generation": generation,
+            "evaluations": s.evaluations,
+            "games": s.games,
+            "best": best.value,
+            "best_stderr": best.stderr,
+            "median": statistics.median(f.value for f in fits),
+            "worst": worst.value,
+            "sigma": self.strategy.sigma,
+            "popsize": len(xs),
+            "restart": self.strategy.restart,
+            "within_noise": within_noise(best, worst),
+        }
+        row.update({f"best_{k}": v for k, v in weight_sets[order[0]].items()
+                    if k in {p.name for p in c.tuned}})
+        s.history.append(row)
+        s.strategy = self.strategy.dumps()
+        self.write_best_so_far()
+        ckpt.save_state(self.run_dir, s)
+        self.log_generation(row, games, time.perf_counter() - started)
+
+    def update_elites(self, xs, weight_sets, fits, generation) -> None:
+        pool = self.state.elites + [
+            Candidate([float(v) for v in x], w, f.value, f.stderr, f.games, generation)
+            for x, w, f in zip(xs, weight_sets, fits)
+        ]
+        pool.sort(key=lambda cand: -cand.fitness)
+        self.state.elites = pool[: self.config.validation_top_k]
+
+    def write_best_so_far(self) -> None:
+        top = self.state.elites[0]
+        provenance = {
+            "status": "in progress: best training fitness so far (not yet validated)",
+            "run": self.config.name,
+            "generation": top.generation,
+            "fitness": self.config.fitness,
+            "training_fitness": top.fitness,
+            "training_stderr": top.stderr,
+            "training_games": top.games,
+        }
+        self.write_weights(top.weights, provenance)
+
+    def write_weights(self, weights: dict[str, float], provenance: dict) -> None:
+        write_weights(
+            self.run_dir / ckpt.BEST_FILE,
+            WeightsFile(self.config.family, weights, self.config.depth, provenance),
+        )
+
+    def log_generation(self, row: dict, games: int, seconds: float) -> None:
+        c, s = self.config, self.state
+        rate = games / seconds if seconds > 0 else math.inf
+        per_generation = s.seconds / s.generation
+        remaining = []
+        if c.max_generations is not None:
+            remaining.append((c.max_generations - s.generation) * per_generation)
+        if c.max_games is not None:
+            remaining.append(max(c.max_games - s.games, 0) / max(rate, 1e-9))
+        eta = _clock(min(remaining)) if remaining else "?"
+        noise = "  (differences within noise)" if row["within_noise"] else ""
+        log.info(
+            "gen %d  evals %d  best %s +/- %s  median %s  worst %s  sigma %.3g  "
+            "%.1f games/s  elapsed %s  ETA %s%s",
+            row["generation"], row["evaluations"], _num(row["best"]), _num(row["best_stderr"]),
+            _num(row["median"]), _num(row["worst"]), row["sigma"], rate, _clock(s.seconds), eta,
+            noise,
+        )
+
+    # ----------------------------------------------------------------------------------------
+    def validate(self) -> list[ValidationRow]:
+        """Play the elites and the distribution mean on the validation seeds; keep the winner."""
+        c = self.config
+        candidates = [(f"elite {i + 1}", e.generation, e.weights)
+                      for i, e in enumerate(self.state.elites)]
+        candidates.append(("distribution mean", self.state.generation,
+                           self.space.weights(self.strategy.mean)))
+        seeds = validation_seeds(c.seed, c.validation_games)
+        results = self.play([w for _, _, w in candidates], seeds, "validation")
+        rows = []
+        for (label, generation, weights), games in zip(candidates, results):
+            summary = summarize(games)
+            rows.append(ValidationRow(label, generation, weights, self.fitness(games),
+                                      summary.mean, summary.ci95, summary.reach))
+        winner = max(rows, key=lambda r: r.fitness.value)
+        for r in rows:
+            log.info("validation  %-18s gen %3d  fitness %s +/- %s  mean score %s +/- %s%s",
+                     r.label, r.generation, _num(r.fitness.value), _num(r.fitness.stderr),
+                     _num(r.mean_score), _num(r.ci95), "  <- winner" if r is winner else "")
+        ckpt.write_text(self.run_dir / ckpt.VALIDATION_FILE, validation_csv(rows))
+        provenance = {
+            "status": "validated",
+            "run": c.name,
+            "candidate": winner.label,
+            "generation": winner.generation,
+            "fitness": c.fitness,
+            "validation_fitness": winner.fitness.value,
+            "validation_stderr": winner.fitness.stderr,
+            "validation_mean_score": winner.mean_score,
+            "validation_ci95": [winner.mean_score - winner.ci95, winner.mean_score + winner.ci95],
+            "validation_games": c.validation_games,
+            "depth": c.depth,
+            "cutoff": c.cutoff,
+            "generations": self.state.generation,
+            "training_games": self.state.games,
+            "config": self.state.config,
+        }
+        self.write_weights(winner.weights, provenance)
+        return rows
+
+
+def validation_csv(rows: list[ValidationRow]) -> str:
+    table = [
+        {
+            "candidate": r.label,
+            "generation": r.generation,
+            "fitness": r.fitness.value,
+            "fitness_stderr": r.fitness.stderr,
+            "mean_score": r.mean_score,
+            "ci95": r.ci95,
+            **{f"reach_{t}": share for t, share in r.reach.items()},
+            **{f"w_{k}": v for k, v in r.weights.items()},
+        }
+        for r in rows
+    ]
+    return ckpt.rows_csv(table)
+
+
+def _num(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.4g}"
+
+
+def _clock(seconds: float) -> str:
+    seconds = round(seconds)
+    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+

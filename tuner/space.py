@@ -1,0 +1,47 @@
+"""The normalised search space: CMA-ES sees each tuned parameter mapped onto [0, 1].
+
+Linear parameters map ``low..high`` linearly, log parameters map ``log(low)..log(high)``, so one
+sigma is a comparable step for every parameter whatever its units; fixed parameters never reach
+CMA-ES. This is the only place that converts between the two spaces.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from tuner.config import ParamSpec, RunConfig
+
+
+class SearchSpace:
+    """Converts between CMA-ES's normalised vectors and named family weights."""
+
+    def __init__(self, config: RunConfig):
+        self.params = config.params
+        self.tuned = config.tuned
+
+    @property
+    def dimension(self) -> int:
+        return len(self.tuned)
+
+    def initial(self) -> np.ndarray:
+        return np.array([_to_unit(p, p.init) for p in self.tuned])
+
+    def weights(self, x) -> dict[str, float]:
+        """Full named weights for a normalised vector (fixed parameters filled in)."""
+        tuned = {p.name: _from_unit(p, float(v)) for p, v in zip(self.tuned, x, strict=True)}
+        return {p.name: tuned.get(p.name, p.init) for p in self.params}
+
+
+def _to_unit(p: ParamSpec, value: float) -> float:
+    if p.scale == "log":
+        return (math.log(value) - math.log(p.low)) / (math.log(p.high) - math.log(p.low))
+    return (value - p.low) / (p.high - p.low)
+
+
+def _from_unit(p: ParamSpec, u: float) -> float:
+    u = min(max(u, 0.0), 1.0)
+    if p.scale == "log":
+        return math.exp(math.log(p.low) + u * (math.log(p.high) - math.log(p.low)))
+    return p.low + u * (p.high - p.low)
