@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 Board = int
 
 MAX_RANK = 15
@@ -102,6 +104,8 @@ def parse_board_text(text: str) -> Board:
 
 def as_board(board: Board | Sequence[Sequence[int]]) -> Board:
     """Accept a bitboard or a 4x4 grid of tile values and return the bitboard."""
+    if isinstance(board, np.integer):
+        return check_board(int(board))
     if isinstance(board, int) and not isinstance(board, bool):
         return check_board(board)
     return parse_board(board)

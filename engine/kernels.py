@@ -279,7 +279,7 @@ def _raw_heuristic_overload(board, ws, layout):
 
 @njit(cache=True, inline="always")
 def leaf_value(board, ws, layout):
-    """The heuristic floored into (0, inf): identity above tau, tau^2 / (2 tau - h) below.
+    """The heuristic floored into (0, inf): identity above tau, tau / (2 - h / tau) below.
 
     The squash is continuous with slope 1 at tau and strictly increasing, so it keeps the order of
     boards while making every live board worth more than a dead one (0), whatever the weights.
@@ -288,7 +288,7 @@ def leaf_value(board, ws, layout):
     tau = ws[WS_FLOOR]
     if h >= tau:
         return h
-    return tau * tau / (2.0 * tau - h)
+    return tau / (2.0 - h / tau)
 
 
 @njit(cache=True)

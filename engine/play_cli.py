@@ -102,7 +102,10 @@ def advise(spec: PlayerSpec, board: int) -> int:
     print()
     for move in Move:
         value = values[move]
-        shown = "illegal" if value is None else f"{value:,.1f}"
+        if value is None:
+            shown = "illegal"
+        else:  # squashed values (below the floor) are tiny: show their significant digits
+            shown = f"{value:,.1f}" if abs(value) >= 1 else f"{value:.6g}"
         marker = "  <- best" if move == best else ""
         print(f"{move!s:>6}: {shown}{marker}")
     if best is None:

@@ -138,6 +138,8 @@ class Solver:
         both paths play the identical game.
         """
         seed = int(seed) % (1 << 64)
+        if max_moves is not None and max_moves < 0:
+            raise ValueError(f"max_moves must be at least 0, got {max_moves!r}")
         limit = -1 if max_moves is None else int(max_moves)
         start = time.perf_counter()
         if on_move is None:

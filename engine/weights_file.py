@@ -48,13 +48,17 @@ class WeightsFile:
     provenance: dict[str, Any] = field(default_factory=dict)
 
     def to_yaml(self) -> str:
-        family = get_family(self.family)
+        names = get_family(self.family).param_names
+        # family order first; missing or unknown names are left for parse_weights to report
+        ordered = [n for n in names if n in self.weights] + [
+            n for n in self.weights if n not in names
+        ]
         document = {
             "format": FORMAT_MARKER,
             "version": FORMAT_VERSION,
             "family": self.family,
             "depth": int(self.depth),
-            "weights": {name: float(self.weights[name]) for name in family.param_names},
+            "weights": {name: float(self.weights[name]) for name in ordered},
             "provenance": self.provenance,
         }
         return yaml.safe_dump(document, sort_keys=False, default_flow_style=False)
@@ -129,9 +133,13 @@ def parse_weights(text: str, source: str) -> WeightsFile:
             )
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise fail(f"weights.{name}", f"expected a number, got {value!r}")
-        if not math.isfinite(value):
+        try:
+            number = float(value)
+        except OverflowError:
+            number = math.inf
+        if not math.isfinite(number):
             raise fail(f"weights.{name}", f"expected a finite number, got {value!r}")
-        values[name] = float(value)
+        values[name] = number
     provenance = document.get("provenance") or {}
     if not isinstance(provenance, dict):
         raise fail("provenance", "expected a mapping")

@@ -20,6 +20,7 @@ from engine.families import LineTables
 TABLE_SIZE = 65536
 DEFAULT_TT_BITS = 16
 FLOOR_FRACTION = 1e-6
+FLOOR_MIN = 1e-12  # keeps tau / (2 - h / tau) clear of underflow for tiny or all-zero weights
 
 
 def build_workspace(
@@ -52,4 +53,4 @@ def floor_scale(line_tables: list[np.ndarray], extra: tuple[float, ...]) -> floa
     """
     largest = max(float(np.abs(t).max()) for t in line_tables)
     largest = max(largest, max((abs(x) for x in extra), default=0.0))
-    return max(largest * FLOOR_FRACTION, 1e-300)
+    return max(largest * FLOOR_FRACTION, FLOOR_MIN)

@@ -7,7 +7,6 @@ with status 2 before anything is computed or written; ``--debug`` shows the trac
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import logging
 import signal
 import sys
@@ -122,7 +121,6 @@ def start_job(args: argparse.Namespace) -> int:
         for name in (ckpt.CONFIG_FILE, ckpt.CHECKPOINT_FILE, ckpt.HISTORY_FILE, ckpt.BEST_FILE,
                      ckpt.VALIDATION_FILE, ckpt.LOG_FILE, "convergence.png"):
             (run_dir / name).unlink(missing_ok=True)
-    ckpt.check_writable(run_dir)
     run = TuningRun.start(config, run_dir, progress=_show_progress(args))
     return execute(run, args)
 
@@ -153,9 +151,6 @@ def resume_job(args: argparse.Namespace) -> int:
             )
         config = edited
     config = with_cli_overrides(config, args)
-    if config.run_dir != run_dir:
-        config = dataclasses.replace(config, output_dir=str(run_dir.parent), name=run_dir.name)
-    ckpt.check_writable(run_dir)
     run = TuningRun.resume(config, run_dir, state, progress=_show_progress(args))
     if state.finished and run.stop_reason() is not None:
         print(f"{run_dir}: the run has finished ({state.stop_reason}); raise "

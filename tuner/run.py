@@ -64,12 +64,14 @@ class TuningRun:
         strategy = Strategy(space.initial(), config.sigma0, config.popsize, config.seed,
                             config.restarts)
         state = RunState(config=config.resolved(), strategy=strategy.dumps())
+        ckpt.check_writable(run_dir)
         ckpt.write_config(run_dir, state.config)
         return cls(config, run_dir, state, strategy, progress)
 
     @classmethod
     def resume(cls, config: RunConfig, run_dir: Path, state: RunState,
                progress: bool = True) -> TuningRun:
+        ckpt.check_writable(run_dir)
         if state.config != config.resolved():  # an allowed change to a stop condition or to Ray
             state.config = config.resolved()
             ckpt.write_config(run_dir, state.config)

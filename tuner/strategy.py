@@ -76,8 +76,12 @@ class Strategy:
 
     @property
     def mean(self) -> np.ndarray:
-        """The distribution mean: CMA-ES's own best guess of the optimum."""
-        return np.asarray(self.es.mean, dtype=np.float64).copy()
+        """The distribution mean, mapped into the bounds: CMA-ES's best guess of the optimum.
+
+        (``es.mean`` lives in pycma's unbounded internal space; ``result.xfavorite`` is the point
+        candidates are actually evaluated at.)
+        """
+        return np.asarray(self.es.result.xfavorite, dtype=np.float64).copy()
 
     def dumps(self) -> bytes:
         es = self.es

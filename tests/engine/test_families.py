@@ -1,0 +1,361 @@
+"""engine.families: the table-driven heuristics against their plain-Python references.
+
+The compiled leaf value is the family's heuristic floored into (0, inf) (see
+``engine.kernels.leaf_value``). To compare the raw heuristic, these tests build a workspace and set
+its floor tau to -inf: then h >= tau always holds and ``heuristic_value`` returns h untouched.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from engine import kernels
+from engine.board import parse_board, ranks_to_board
+from engine.families import FAMILIES, get_family
+from engine.families.classic import CLASSIC
+from engine.families.features import FEATURES, GRADIENT
+from engine.families.snake import SNAKE, path_index
+from engine.solver import Solver
+from engine.workspace import build_workspace
+
+
+def raw_workspace(family, weights) -> tuple[np.ndarray, tuple]:
+    """A workspace and layout for ``weights`` whose floor is off (tau = -inf)."""
+    tables = family.tables(np.asarray(weights, dtype=np.float64))
+    ws, layout = build_workspace(tables, 0.0, False, 1)
+    ws[kernels.WS_FLOOR] = -np.inf  # h >= -inf always: heuristic_value returns the raw h
+    return ws, layout
+
+
+def raw_value(workspace: tuple[np.ndarray, tuple], board: int) -> float:
+    ws, layout = workspace
+    return float(kernels.heuristic_value(np.uint64(board), ws, layout))
+
+
+def line_tables(tables) -> list:
+    """The table each line (rows 0-3, then columns 0-3) is looked up in; None: no column term."""
+    if tables.layout == kernels.LAYOUT_SHARED:
+        return [tables.rows[0]] * 8
+    columns = [tables.column] * 4 if tables.column is not None else [None] * 4
+    return list(tables.rows) + columns
+
+
+def table_magnitude(tables, ranks) -> tuple[float, float]:
+    """(signed sum, sum of absolute values) of the line-table entries this board looks up."""
+    rows = [sum(ranks[r][c] << (4 * c) for c in range(4)) for r in range(4)]
+    cols = [sum(ranks[r][c] << (4 * r) for r in range(4)) for c in range(4)]  # top to bottom
+    signed = magnitude = 0.0
+    for table, code in zip(line_tables(tables), rows + cols, strict=True):
+        if table is not None:
+            signed += table[code]
+            magnitude += abs(table[code])
+    return signed, magnitude
+
+
+def random_ranks(rng, density: float) -> list[list[int]]:
+    ranks = rng.integers(1, 16, size=(4, 4))
+    ranks[rng.random((4, 4)) >= density] = 0
+    return ranks.tolist()
+
+
+def random_weights(family, rng) -> np.ndarray:
+    return np.array([rng.uniform(p.low, p.high) for p in family.params])
+
+
+# --- metadata --------------------------------------------------------------------------------
+
+
+def test_the_three_families_are_registered():
+    assert set(FAMILIES) == {"classic", "snake", "features"}
+    for name, family in FAMILIES.items():
+        assert family.name == name
+        assert get_family(name) is family
+
+
+def test_unknown_family_is_a_value_error_listing_the_known_ones():
+    with pytest.raises(ValueError, match="classic, snake, features"):
+        get_family("clasic")
+
+
+@pytest.mark.parametrize("family", FAMILIES.values(), ids=FAMILIES.keys())
+def test_parameter_metadata(family):
+    names = family.param_names
+    assert len(names) == len(set(names)), "parameter names are unique"
+    for param in family.params:
+        assert param.low < param.high, param.name
+        assert param.low <= param.default <= param.high, param.name
+        assert param.doc, param.name
+    assert list(family.defaults()) == list(names)
+
+
+@pytest.mark.parametrize("family", FAMILIES.values(), ids=FAMILIES.keys())
+def test_vector_and_named_are_inverse_and_validate(family):
+    defaults = family.defaults()
+    vector = family.vector(defaults)
+    assert list(vector) == [p.default for p in family.params]
+    assert family.named(vector) == defaults
+    first = family.param_names[0]
+    with pytest.raises(ValueError, match=first):
+        family.vector({k: v for k, v in defaults.items() if k != first})
+    with pytest.raises(ValueError, match="bogus"):
+        family.vector({**defaults, "bogus": 1.0})
+    with pytest.raises(ValueError, match=first):
+        family.vector({**defaults, first: math.nan})
+    with pytest.raises(ValueError, match=first):
+        family.vector({**defaults, first: math.inf})
+
+
+# --- tables against references ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("family", FAMILIES.values(), ids=FAMILIES.keys())
+def test_table_heuristic_matches_reference_on_random_boards(family):
+    rng = np.random.default_rng(2048)
+    weight_sets = [family.vector(family.defaults())] + [
+        random_weights(family, rng) for _ in range(3)
+    ]
+    densities = (0.0, 0.15, 0.4, 0.7, 0.9, 1.0)
+    mismatches = []
+    for weights in weight_sets:
+        tables = family.tables(weights)
+        ws = raw_workspace(family, weights)
+        for i in range(1000):
+            ranks = random_ranks(rng, densities[i % len(densities)])
+            expected = family.reference(ranks, weights)
+            got = raw_value(ws, ranks_to_board(ranks))
+            # floating error scales with the size of the terms, not of their (cancelling) sum
+            lines, magnitude = table_magnitude(tables, ranks)
+            magnitude += abs(expected - lines)  # the whole-board term
+            if not math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-9 * magnitude + 1e-12):
+                mismatches.append((ranks, list(weights), got, expected))
+    assert mismatches == []
+
+
+@pytest.mark.parametrize("family", FAMILIES.values(), ids=FAMILIES.keys())
+def test_solver_evaluate_is_the_floored_reference(family):
+    """Through the public API: evaluate = h above tau, tau^2 / (2 tau - h) below (both checked)."""
+    rng = np.random.default_rng(7)
+    solver = Solver(family, depth=0)
+    weights = family.vector(solver.weights)
+    tau = solver._ws[kernels.WS_FLOOR]
+    assert tau > 0
+    above = below = 0
+    for i in range(1500):
+        ranks = random_ranks(rng, (0.1, 0.5, 0.9)[i % 3])
+        h = family.reference(ranks, weights)
+        expected = h if h >= tau else tau * tau / (2 * tau - h)
+        got = solver.evaluate(ranks_to_board(ranks))
+        assert got > 0
+        assert math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-9 * tau), (ranks, h)
+        above += h >= tau
+        below += h < tau
+    assert above > 100 and below > 100, "both sides of the floor were checked"
+
+
+def test_floor_is_a_millionth_of_the_largest_table_entry():
+    solver = Solver("classic", depth=0)
+    tables = CLASSIC.tables(CLASSIC.vector(solver.weights))
+    largest = max(float(np.abs(t).max()) for t in line_tables(tables))
+    assert solver._ws[kernels.WS_FLOOR] == pytest.approx(largest * 1e-6, rel=1e-12)
+
+
+# --- classic ---------------------------------------------------------------------------------
+
+
+def classic_only(**weights) -> np.ndarray:
+    """A classic weight vector with every weight 0 except those given (powers default to 1)."""
+    values = {p.name: 0.0 for p in CLASSIC.params}
+    values.update(monotonicity_power=1.0, sum_power=1.0)
+    values.update(weights)
+    return CLASSIC.vector(values)
+
+
+def single_row_board(line) -> list[list[int]]:
+    """The line of tile values in row 0, other rows empty, as ranks.
+
+    Every column then holds at most one tile, which has no merges and no monotonicity penalty.
+    """
+    ranks = [[0] * 4 for _ in range(4)]
+    ranks[0] = [v.bit_length() - 1 if v else 0 for v in line]
+    return ranks
+
+
+@pytest.mark.parametrize(
+    ("line", "merges"),
+    [
+        ([2, 2, 2, 2], 4),  # one run of four counts 4
+        ([2, 2, 4, 4], 4),  # two runs of two: 2 + 2
+        ([2, 2, 2, 4], 3),  # a run of three
+        ([4, 2, 2, 0], 2),
+        ([2, 0, 2, 0], 2),  # empties are skipped: 2 _ 2 is a run
+        ([2, 0, 0, 2], 2),
+        ([2, 4, 2, 4], 0),  # no two equal neighbours
+        ([2, 4, 4, 2], 2),
+        ([8, 8, 0, 8], 3),
+        ([0, 0, 0, 0], 0),
+        ([0, 0, 0, 2], 0),  # a lone tile is no run
+    ],
+)
+def test_classic_merges_count(line, merges):
+    weights = classic_only(merges_weight=1.0)
+    ranks = single_row_board(line)
+    assert CLASSIC.reference(ranks, weights) == merges
+    assert raw_value(raw_workspace(CLASSIC, weights), ranks_to_board(ranks)) == merges
+
+
+def test_classic_monotonicity_is_the_smaller_of_the_two_directions():
+    # row 0 ranks [1, 3, 2, 0], p = 4: 1 -> 3 rises by 3^4 - 1^4 = 80;
+    # 3 -> 2 falls by 81 - 16 = 65 and 2 -> 0 falls by 16, so 81 in all; min(81, 80) = 80.
+    # Each column holds one tile at the top: it only falls, so it costs min(r^4, 0) = 0.
+    weights = classic_only(monotonicity_weight=1.0, monotonicity_power=4.0)
+    ranks = single_row_board([2, 8, 4, 0])
+    assert CLASSIC.reference(ranks, weights) == -80
+    assert raw_value(raw_workspace(CLASSIC, weights), ranks_to_board(ranks)) == pytest.approx(-80)
+
+
+def test_classic_sum_term_counts_rows_and_columns():
+    # ranks 1, 3, 2 with sum_power 2: 1 + 9 + 4 = 14 along row 0, and the same tiles again in
+    # their columns: 28 in all
+    weights = classic_only(sum_weight=1.0, sum_power=2.0)
+    ranks = single_row_board([2, 8, 4, 0])
+    assert CLASSIC.reference(ranks, weights) == -28
+    assert raw_value(raw_workspace(CLASSIC, weights), ranks_to_board(ranks)) == pytest.approx(-28)
+
+
+def test_classic_reference_weights_on_a_lone_2():
+    # A lone 2 at (0, 0). Row 0 and column 0 read [1, 0, 0, 0]: 3 empties, no merges,
+    # monotonicity min(1^4 - 0, 0) = 0, sum 1^3.5 = 1 -> 200000 + 270 * 3 - 11 * 1 = 200799.
+    # The other six lines are empty: 200000 + 270 * 4 = 201080.
+    # Total 2 * 200799 + 6 * 201080 = 1608078.
+    board = parse_board([[2, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]])
+    assert Solver("classic", depth=0).evaluate(board) == pytest.approx(1608078, rel=1e-12)
+
+
+# --- snake -----------------------------------------------------------------------------------
+
+
+def test_snake_path_is_boustrophedon_from_the_top_left():
+    order = [[path_index(r, c) for c in range(4)] for r in range(4)]
+    assert order == [[0, 1, 2, 3], [7, 6, 5, 4], [8, 9, 10, 11], [15, 14, 13, 12]]
+
+
+def snake_weights(**weights) -> np.ndarray:
+    return SNAKE.vector({**SNAKE.defaults(), **weights})
+
+
+def test_snake_no_head_penalty_when_the_head_is_the_max_tile():
+    # decay 1/4, power 1: 4 * 1 + 2 * 1/4 = 4.5 (head 4 is the largest tile)
+    weights = snake_weights()
+    ranks = single_row_board([4, 2, 0, 0])
+    assert SNAKE.reference(ranks, weights) == 4.5
+    assert raw_value(raw_workspace(SNAKE, weights), ranks_to_board(ranks)) == 4.5
+    assert Solver("snake", depth=0).evaluate(ranks_to_board(ranks)) == 4.5  # above the floor
+
+
+def test_snake_head_penalty_when_the_head_is_not_the_max_tile():
+    # 2 * 1 + 4 * 1/4 = 3, minus head_penalty 1 * (4 - 2)^2 = 4: -1
+    weights = snake_weights()
+    ranks = single_row_board([2, 4, 0, 0])
+    assert SNAKE.reference(ranks, weights) == -1.0
+    assert raw_value(raw_workspace(SNAKE, weights), ranks_to_board(ranks)) == -1.0
+    # with penalty 3: 3 - 3 * 4 = -9
+    weights = snake_weights(head_penalty=3.0)
+    assert raw_value(raw_workspace(SNAKE, weights), ranks_to_board(ranks)) == -9.0
+
+
+def test_snake_head_tied_with_the_max_is_not_penalised():
+    # head 4 and another 4 at path index 7 (row 1, col 0): 4 + 4 / 4^7, no penalty
+    weights = snake_weights()
+    ranks = [[2, 0, 0, 0], [2, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]
+    expected = 4 + 4 / 4**7
+    assert SNAKE.reference(ranks, weights) == pytest.approx(expected, rel=1e-15)
+    assert raw_value(raw_workspace(SNAKE, weights), ranks_to_board(ranks)) == pytest.approx(
+        expected, rel=1e-15
+    )
+
+
+def test_snake_tile_power_and_empty_weight():
+    # tile_power 2: v(4) = 16, v(2) = 4; decay 0.5: 16 + 4 * 0.5 = 18;
+    # 14 empty cells at 0.25 each: + 3.5 -> 21.5
+    weights = snake_weights(tile_power=2.0, decay=0.5, empty_weight=0.25)
+    ranks = single_row_board([4, 2, 0, 0])
+    assert SNAKE.reference(ranks, weights) == pytest.approx(21.5)
+    assert raw_value(raw_workspace(SNAKE, weights), ranks_to_board(ranks)) == pytest.approx(21.5)
+
+
+# --- features --------------------------------------------------------------------------------
+
+# Tiles:            Ranks:
+#   8  2  2  .       3 1 1 0
+#   .  4  .  .       0 2 0 0
+#   .  .  .  .       0 0 0 0
+#   .  .  .  2       0 0 0 1
+FEATURE_BOARD = [[3, 1, 1, 0], [0, 2, 0, 0], [0, 0, 0, 0], [0, 0, 0, 1]]
+
+FEATURE_EXPECTED = {
+    # 16 cells - 5 tiles
+    "empty": 11.0,
+    # (0,1)-(0,2) is the only adjacent equal pair (2 and 2)
+    "pairs": 1.0,
+    # min(rise, fall) per line, empty = 0: row 1 [0,2,0,0] rises 2 and falls 2 -> 2;
+    # column 1 [1,2,0,0] rises 1 and falls 2 -> 1; every other line is monotone -> -(2 + 1)
+    "monotonicity": -3.0,
+    # |rank gaps| of non-empty neighbours: (0,0)-(0,1) |3-1| = 2, (0,1)-(0,2) 0,
+    # (0,1)-(1,1) |1-2| = 1 -> -(2 + 0 + 1)
+    "smoothness": -3.0,
+    # 8 + 2 + 2 + 4 + 2
+    "sum": 18.0,
+    # 64 + 4 + 4 + 16 + 4
+    "sum_squares": 92.0,
+    # |value gaps| over all 24 neighbour pairs, empty = 0:
+    # rows: [8,2,2,0] 6+0+2 = 8, [0,4,0,0] 4+4+0 = 8, [0,0,0,0] 0, [0,0,0,2] 2 -> 18
+    # cols: [8,0,0,0] 8, [2,4,0,0] 2+4 = 6, [2,0,0,0] 2, [0,0,0,2] 2 -> 18; total 36
+    "unbalance": 36.0,
+    # G[0][0]*8 + G[0][1]*2 + G[0][2]*2 + G[1][1]*4 + G[3][3]*2 = 80 + 18 + 16 + 20 + 2
+    "gradient": 136.0,
+    # path indices (0,0)=0, (0,1)=1, (0,2)=2, (1,1)=6, (3,3)=12:
+    # 8 + 2/4 + 2/16 + 4/4^6 + 2/4^12
+    "snake": 8 + 0.5 + 0.125 + 4 / 4**6 + 2 / 4**12,
+    # 18 / 5 tiles
+    "average": 3.6,
+    # lines that never rise or never fall: rows 0, 2, 3 and columns 0, 2, 3
+    "monotonic_lines": 6.0,
+    # the largest rank (3, the 8) sits at the top-left corner
+    "corner": 3.0,
+}
+
+
+def test_feature_table_covers_every_feature():
+    assert set(FEATURE_EXPECTED) == set(FEATURES.param_names)
+    assert GRADIENT == ((10, 9, 8, 7), (9, 5, 4, 3), (8, 4, 2, 2), (7, 3, 2, 1))
+
+
+@pytest.mark.parametrize("name", list(FEATURE_EXPECTED))
+def test_feature_on_a_hand_computed_board(name):
+    index = FEATURES.param_names.index(name)
+    expected = FEATURE_EXPECTED[name]
+    assert FEATURES.feature_values(FEATURE_BOARD)[index] == pytest.approx(expected, rel=1e-15)
+    # the compiled tables give the same number with that feature's weight alone set to 1
+    one_hot = np.zeros(len(FEATURES.params))
+    one_hot[index] = 1.0
+    got = raw_value(raw_workspace(FEATURES, one_hot), ranks_to_board(FEATURE_BOARD))
+    assert got == pytest.approx(expected, rel=1e-12)
+
+
+def test_features_corner_and_average_edge_cases():
+    names = FEATURES.param_names
+    # the 8 is off the corner: corner is 0
+    off = FEATURES.feature_values([[1, 3, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]])
+    assert off[names.index("corner")] == 0.0
+    # a tie with the max at the corner counts: rank 3
+    tie = FEATURES.feature_values([[3, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 3]])
+    assert tie[names.index("corner")] == 3.0
+    # the empty board: no tiles, average 0, 16 empties, every line monotone
+    empty = FEATURES.feature_values([[0] * 4 for _ in range(4)])
+    assert empty[names.index("average")] == 0.0
+    assert empty[names.index("empty")] == 16.0
+    assert empty[names.index("monotonic_lines")] == 8.0
+    ws = raw_workspace(FEATURES, FEATURES.vector(FEATURES.defaults()))
+    # defaults: empty 1 * 16 + monotonic_lines 0.5 * 8 = 20 (corner: top rank 0 -> 0)
+    assert raw_value(ws, 0) == pytest.approx(20.0)

@@ -1,0 +1,158 @@
+"""``tune play`` (engine.play_cli, reached through tuner.cli.main)."""
+
+import json
+import statistics
+from pathlib import Path
+
+import pytest
+
+from engine.board import format_board, parse_board_text
+from engine.rules import Move
+from engine.solver import Solver
+from tuner.cli import main
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CLASSIC_REFERENCE = str(REPO_ROOT / "configs" / "weights" / "classic-reference.yaml")
+BOARD_TEXT = "2 0 0 2 / 0 4 0 0 / 0 0 0 0 / 0 0 0 8"
+
+
+def play_json(capsys, *args: str) -> dict:
+    assert main(["play", *args, "--json"]) == 0
+    out = capsys.readouterr().out
+    return json.loads(out)
+
+
+def test_play_prints_a_summary_table(capsys):
+    assert main(["play", "--weights", CLASSIC_REFERENCE, "--depth", "0", "--games", "3"]) == 0
+    out = capsys.readouterr().out
+    lines = {line.split()[0]: line for line in out.splitlines() if line.strip()}
+    assert "classic at depth 0" in lines["player"]
+    assert lines["games"].split() == ["games", "3"]
+    scores = [Solver.from_file(CLASSIC_REFERENCE, depth=0).play(s).score for s in range(3)]
+    assert f"{statistics.fmean(scores):,.0f}" in lines["mean"]
+    assert f"{statistics.median(scores):,.0f}" in lines["median"]
+
+
+def test_play_json_mean_is_the_mean_of_the_games(capsys):
+    summary = play_json(
+        capsys, "--weights", CLASSIC_REFERENCE, "--depth", "0", "--games", "3", "--seed", "40"
+    )
+    solver = Solver.from_file(CLASSIC_REFERENCE, depth=0)
+    results = [solver.play(seed) for seed in (40, 41, 42)]
+    assert summary["games"] == 3
+    assert summary["family"] == "classic"
+    assert summary["depth"] == 0
+    assert summary["mean"] == pytest.approx(statistics.fmean(r.score for r in results))
+    assert summary["median"] == pytest.approx(statistics.median(r.score for r in results))
+    assert summary["mean_moves"] == pytest.approx(statistics.fmean(r.moves for r in results))
+    assert sum(summary["max_tiles"].values()) == 3
+    for tile, share in summary["reach"].items():
+        assert share == pytest.approx(sum(r.max_tile >= int(tile) for r in results) / 3)
+
+
+def test_play_uses_the_depth_of_the_weights_file(capsys):
+    summary = play_json(capsys, "--weights", CLASSIC_REFERENCE, "--games", "1")
+    assert summary["depth"] == 2
+
+
+def test_play_with_family_defaults(capsys):
+    summary = play_json(capsys, "--family", "snake", "--depth", "0", "--games", "2")
+    assert summary["family"] == "snake"
+    solver = Solver("snake", depth=0)
+    assert summary["mean"] == pytest.approx(statistics.fmean(solver.play(s).score for s in (0, 1)))
+
+
+def test_two_workers_play_the_same_games_as_one(capsys):
+    args = ("--family", "classic", "--depth", "0", "--games", "6", "--seed", "100")
+    one = play_json(capsys, *args, "--workers", "1")
+    two = play_json(capsys, *args, "--workers", "2")
+    for key in ("games", "mean", "median", "ci95", "reach", "max_tiles", "mean_moves"):
+        assert one[key] == two[key], key
+
+
+def test_board_advice_prints_each_move_value_and_marks_the_best(capsys):
+    assert (
+        main(["play", "--weights", CLASSIC_REFERENCE, "--depth", "1", "--board", BOARD_TEXT]) == 0
+    )
+    out = capsys.readouterr().out
+    board = parse_board_text(BOARD_TEXT)
+    assert out.startswith(format_board(board))
+    solver = Solver.from_file(CLASSIC_REFERENCE, depth=1)
+    values = solver.move_values(board)
+    best = solver.best_move(board)
+    lines = {line.split(":")[0].strip(): line for line in out.splitlines() if ":" in line}
+    for move in Move:
+        line = lines[str(move)]
+        assert f"{values[move]:,.1f}" in line
+        assert ("<- best" in line) == (move == best)
+    assert out.count("<- best") == 1
+
+
+def test_board_advice_on_a_dead_board(capsys):
+    dead = "2 4 2 4 / 4 2 4 2 / 2 4 2 4 / 4 2 4 2"
+    assert main(["play", "--depth", "0", "--board", dead]) == 0
+    out = capsys.readouterr().out
+    assert out.count("illegal") == 4
+    assert "<- best" not in out
+    assert "no legal move" in out
+
+
+def test_watch_plays_the_game_of_the_seed(capsys):
+    assert main(["play", "--family", "classic", "--depth", "0", "--watch", "--delay", "0"]) == 0
+    out = capsys.readouterr().out
+    result = Solver("classic", depth=0).play(0)
+    assert f"game over: score {result.score:,}, max tile {result.max_tile}" in out
+    assert out.count("next move:") == result.moves
+
+
+def resolve(arg: str, tmp_path: Path) -> str:
+    """Stand-ins for files made per test: {missing} does not exist, {nan} holds a NaN weight."""
+    if arg == "{missing}":
+        return str(tmp_path / "missing.yaml")
+    if arg == "{nan}":
+        path = tmp_path / "nan.yaml"
+        text = Path(CLASSIC_REFERENCE).read_text()
+        path.write_text(text.replace("sum_weight: 11.0", "sum_weight: .nan"))
+        return str(path)
+    return arg
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--board", "2 0 0 3 / 0 4 0 0 / 0 0 0 0 / 0 0 0 8"], "cell (0, 3)"),
+        (["--board", "2 0 0 2 / 0 4 0 0 / 0 0 0 0"], "4 rows"),
+        (["--board", "2 0 0 2 / 0 4 0 / 0 0 0 0 / 0 0 0 8"], "row 1"),
+        (["--weights", "{missing}"], "missing.yaml"),
+        (["--weights", "{nan}"], "weights.sum_weight"),
+        (["--games", "0"], "--games"),
+        (["--workers", "0"], "--workers"),
+        (["--depth", "9"], "--depth"),
+        (["--depth", "-1"], "--depth"),
+        (["--cutoff", "1.5"], "--cutoff"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(capsys, tmp_path, args, expected):
+    # "--depth 0" first keeps any game cheap; a later --depth overrides it
+    assert main(["play", "--depth", "0", *(resolve(a, tmp_path) for a in args)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    err = captured.err
+    assert err.startswith("tune: error: ")
+    assert err.endswith("\n")
+    assert err.count("\n") == 1, err
+    assert "Traceback" not in err
+    assert expected in err
+
+
+def test_a_weight_too_large_for_a_float_exits_2(capsys, tmp_path):
+    path = tmp_path / "big.yaml"
+    text = Path(CLASSIC_REFERENCE).read_text()
+    path.write_text(text.replace("sum_weight: 11.0", "sum_weight: 1" + "0" * 400))
+    try:
+        status = main(["play", "--weights", str(path), "--depth", "0", "--games", "1"])
+    except OverflowError:
+        status = "OverflowError"
+    assert status == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tune: error: ") and "weights.sum_weight" in err

@@ -1,0 +1,280 @@
+"""engine.weights_file: the weights file format, its validation and its atomic writes."""
+
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from engine import atomic
+from engine.families.classic import CLASSIC
+from engine.families.features import FEATURES
+from engine.families.snake import SNAKE
+from engine.solver import Solver
+from engine.weights_file import (
+    FORMAT_MARKER,
+    FORMAT_VERSION,
+    MAX_DEPTH,
+    WeightsFile,
+    WeightsFileError,
+    read_weights,
+    write_weights,
+)
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CLASSIC_REFERENCE = REPO_ROOT / "configs" / "weights" / "classic-reference.yaml"
+
+
+def valid_document(**changes) -> dict:
+    document = {
+        "format": FORMAT_MARKER,
+        "version": FORMAT_VERSION,
+        "family": "snake",
+        "depth": 2,
+        "weights": dict(SNAKE.defaults()),
+        "provenance": {"source": "test"},
+    }
+    document.update(changes)
+    return document
+
+
+def write_yaml(path: Path, document) -> Path:
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    return path
+
+
+def read_error(path: Path) -> str:
+    with pytest.raises(WeightsFileError) as info:
+        read_weights(path)
+    message = str(info.value)
+    assert str(path) in message, "the message names the file"
+    assert "\n" not in message, "one line"
+    return message
+
+
+def test_weights_file_error_is_a_value_error():
+    assert issubclass(WeightsFileError, ValueError)
+
+
+def test_the_shipped_reference_file_reads():
+    loaded = read_weights(CLASSIC_REFERENCE)
+    assert loaded.family == "classic"
+    assert loaded.depth == 2
+    assert list(loaded.weights) == list(CLASSIC.param_names)
+    assert loaded.provenance["source"]
+
+
+@pytest.mark.parametrize("family", [CLASSIC, SNAKE, FEATURES], ids=lambda f: f.name)
+def test_write_then_read_round_trips(tmp_path, family):
+    weights = {name: value * 1.37 + 0.1 for name, value in family.defaults().items()}
+    original = WeightsFile(
+        family=family.name,
+        weights=weights,
+        depth=3,
+        provenance={"run": "abc", "generation": 12, "nested": {"sigma": 0.25}},
+    )
+    path = tmp_path / "w.yaml"
+    write_weights(path, original)
+    loaded = read_weights(path)
+    assert loaded == original
+    assert loaded.weights == weights  # floats survive exactly
+    assert os.listdir(tmp_path) == ["w.yaml"], "no temporary file left behind"
+
+
+def test_write_replaces_an_existing_file(tmp_path):
+    path = tmp_path / "w.yaml"
+    write_weights(path, WeightsFile("classic", CLASSIC.defaults(), 1))
+    write_weights(path, WeightsFile("snake", SNAKE.defaults(), 2))
+    assert read_weights(path).family == "snake"
+    assert os.listdir(tmp_path) == ["w.yaml"]
+
+
+def test_a_failed_write_leaves_the_old_file_intact(tmp_path, monkeypatch):
+    path = tmp_path / "w.yaml"
+    write_weights(path, WeightsFile("classic", CLASSIC.defaults(), 1))
+    before = path.read_bytes()
+
+    def failing_replace(src, dst):
+        raise OSError("disk on fire")
+
+    monkeypatch.setattr(atomic.os, "replace", failing_replace)
+    with pytest.raises(OSError, match="disk on fire"):
+        write_weights(path, WeightsFile("snake", SNAKE.defaults(), 2))
+    assert path.read_bytes() == before
+    assert os.listdir(tmp_path) == ["w.yaml"], "the temporary file is cleaned up"
+
+
+def test_a_failed_write_of_a_new_file_creates_nothing(tmp_path, monkeypatch):
+    def failing_fsync(fd):
+        raise OSError("no space left")
+
+    monkeypatch.setattr(atomic.os, "fsync", failing_fsync)
+    with pytest.raises(OSError):
+        write_weights(tmp_path / "w.yaml", WeightsFile("classic", CLASSIC.defaults(), 1))
+    assert os.listdir(tmp_path) == []
+
+
+def test_invalid_weights_are_never_written(tmp_path):
+    path = tmp_path / "w.yaml"
+    bad = WeightsFile("classic", {**CLASSIC.defaults(), "sum_weight": float("nan")}, 1)
+    with pytest.raises(WeightsFileError, match="weights.sum_weight"):
+        write_weights(path, bad)
+    with pytest.raises(WeightsFileError, match="depth"):
+        write_weights(path, WeightsFile("classic", CLASSIC.defaults(), MAX_DEPTH + 1))
+    assert not path.exists()
+
+
+def test_writing_a_weights_file_with_a_missing_parameter_is_a_value_error(tmp_path):
+    weights = {k: v for k, v in CLASSIC.defaults().items() if k != "sum_weight"}
+    with pytest.raises(ValueError, match="sum_weight"):
+        write_weights(tmp_path / "w.yaml", WeightsFile("classic", weights, 1))
+
+
+def test_writing_a_weights_file_with_an_unknown_parameter_is_refused(tmp_path):
+    weights = {**CLASSIC.defaults(), "bogus": 1.0}
+    with pytest.raises(ValueError, match="bogus"):
+        write_weights(tmp_path / "w.yaml", WeightsFile("classic", weights, 1))
+
+
+# --- read errors -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("field", ["format", "version", "family", "depth", "weights"])
+def test_missing_field(tmp_path, field):
+    document = valid_document()
+    del document[field]
+    message = read_error(write_yaml(tmp_path / "w.yaml", document))
+    assert field in message
+    assert "missing" in message
+
+
+def test_provenance_is_optional(tmp_path):
+    document = valid_document()
+    del document["provenance"]
+    assert read_weights(write_yaml(tmp_path / "w.yaml", document)).provenance == {}
+
+
+@pytest.mark.parametrize("value", [".nan", ".inf", "-.inf"])
+def test_non_finite_weight(tmp_path, value):
+    path = tmp_path / "w.yaml"
+    text = yaml.safe_dump(valid_document(), sort_keys=False)
+    text = text.replace("decay: 0.25", f"decay: {value}")
+    assert value in text
+    path.write_text(text)
+    message = read_error(path)
+    assert "weights.decay" in message
+
+
+@pytest.mark.parametrize("value", ["high", [1, 2], None, True])
+def test_weight_that_is_no_number(tmp_path, value):
+    weights = {**SNAKE.defaults(), "tile_power": value}
+    message = read_error(write_yaml(tmp_path / "w.yaml", valid_document(weights=weights)))
+    assert "weights.tile_power" in message
+
+
+def test_weight_too_large_for_a_float(tmp_path):
+    weights = {**SNAKE.defaults(), "head_penalty": 10**400}
+    message = read_error(write_yaml(tmp_path / "w.yaml", valid_document(weights=weights)))
+    assert "weights.head_penalty" in message
+
+
+def test_unknown_family(tmp_path):
+    message = read_error(write_yaml(tmp_path / "w.yaml", valid_document(family="snek")))
+    assert "family" in message
+    assert "'snek'" in message
+
+
+@pytest.mark.parametrize("version", [0, 2, "1", True])
+def test_wrong_version(tmp_path, version):
+    message = read_error(write_yaml(tmp_path / "w.yaml", valid_document(version=version)))
+    assert "version" in message
+
+
+def test_wrong_format_marker(tmp_path):
+    message = read_error(write_yaml(tmp_path / "w.yaml", valid_document(format="tune2048-config")))
+    assert "format" in message
+
+
+def test_extra_parameter(tmp_path):
+    weights = {**SNAKE.defaults(), "bogus": 1.0}
+    message = read_error(write_yaml(tmp_path / "w.yaml", valid_document(weights=weights)))
+    assert "weights.bogus" in message
+
+
+def test_missing_parameter(tmp_path):
+    weights = {k: v for k, v in SNAKE.defaults().items() if k != "head_penalty"}
+    message = read_error(write_yaml(tmp_path / "w.yaml", valid_document(weights=weights)))
+    assert "weights.head_penalty" in message
+
+
+def test_parameters_of_another_family(tmp_path):
+    document = valid_document(weights=dict(CLASSIC.defaults()))  # family is snake
+    message = read_error(write_yaml(tmp_path / "w.yaml", document))
+    assert "weights." in message
+
+
+def test_unknown_top_level_field(tmp_path):
+    message = read_error(write_yaml(tmp_path / "w.yaml", valid_document(comment="hi")))
+    assert "comment" in message
+
+
+def test_empty_file(tmp_path):
+    path = tmp_path / "w.yaml"
+    path.write_text("")
+    assert "empty" in read_error(path)
+
+
+def test_binary_garbage(tmp_path):
+    path = tmp_path / "w.yaml"
+    path.write_bytes(bytes(range(256)) * 4)
+    read_error(path)
+
+
+def test_invalid_yaml(tmp_path):
+    path = tmp_path / "w.yaml"
+    path.write_text("format: tune2048-weights\nweights: [1, 2\nfamily: snake\n")
+    assert "YAML" in read_error(path)
+
+
+def test_not_a_mapping(tmp_path):
+    path = tmp_path / "w.yaml"
+    path.write_text("- classic\n- 2\n")
+    assert "mapping" in read_error(path)
+
+
+@pytest.mark.parametrize("depth", [-1, MAX_DEPTH + 1, 1.5, "2", True])
+def test_depth_out_of_range(tmp_path, depth):
+    message = read_error(write_yaml(tmp_path / "w.yaml", valid_document(depth=depth)))
+    assert "depth" in message
+
+
+def test_missing_file(tmp_path):
+    message = read_error(tmp_path / "nope.yaml")
+    assert "cannot read" in message
+
+
+def test_provenance_must_be_a_mapping(tmp_path):
+    message = read_error(write_yaml(tmp_path / "w.yaml", valid_document(provenance=[1, 2])))
+    assert "provenance" in message
+
+
+# --- Solver.from_file ------------------------------------------------------------------------
+
+
+def test_solver_from_file_uses_the_recorded_depth_unless_given(tmp_path):
+    path = tmp_path / "w.yaml"
+    weights = {**SNAKE.defaults(), "decay": 0.5}
+    write_weights(path, WeightsFile("snake", weights, 3))
+    solver = Solver.from_file(path)
+    assert solver.family is SNAKE
+    assert solver.weights == weights
+    assert solver.depth == 3
+    assert Solver.from_file(path, depth=0).depth == 0
+    assert Solver.from_file(str(path), depth=1).depth == 1
+
+
+def test_solver_from_file_raises_for_a_bad_file(tmp_path):
+    path = tmp_path / "w.yaml"
+    path.write_text("")
+    with pytest.raises(WeightsFileError, match="empty"):
+        Solver.from_file(path)

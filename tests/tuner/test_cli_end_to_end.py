@@ -1,0 +1,78 @@
+"""The real command line: `tune --config` on Ray, determinism across worker counts, `tune report`,
+and the tuned weights loading into the engine."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from engine import Solver, read_weights
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def tune(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tuner.cli", *args], cwd=cwd, check=False,
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def quick_runs(tmp_path_factory):
+    """configs/quick.yaml, as shipped, run once with 1 worker and once with 2."""
+    work = tmp_path_factory.mktemp("e2e")
+    config = yaml.safe_load((ROOT / "configs" / "quick.yaml").read_text())
+    runs = {}
+    for workers in (1, 2):
+        config["run"]["name"] = f"quick-w{workers}"
+        path = work / f"quick-w{workers}.yaml"
+        path.write_text(yaml.safe_dump(config))
+        done = tune("--config", str(path), "--workers", str(workers), "--quiet", cwd=work)
+        assert done.returncode == 0, done.stderr
+        runs[workers] = work / "runs" / f"quick-w{workers}"
+    return runs
+
+
+def test_quick_run_writes_a_validated_weights_file_the_engine_plays(quick_runs):
+    run_dir = quick_runs[2]
+    for name in ("config.yaml", "checkpoint.pkl", "history.csv", "best.yaml", "validation.csv",
+                 "run.log"):
+        assert (run_dir / name).is_file(), name
+    best = read_weights(run_dir / "best.yaml")
+    assert best.family == "classic" and best.depth == 1
+    assert best.provenance["status"] == "validated"
+    assert best.provenance["validation_games"] == 64
+    low, high = best.provenance["validation_ci95"]
+    assert low < best.provenance["validation_mean_score"] < high
+    result = Solver.from_file(run_dir / "best.yaml").play(seed=3)
+    assert result.moves > 100 and result.score > 1000
+    history = (run_dir / "history.csv").read_text().splitlines()
+    assert len(history) == 1 + 5  # header and one row per generation
+
+
+def test_trajectory_is_identical_on_one_and_two_workers(quick_runs):
+    one, two = quick_runs[1], quick_runs[2]
+    assert (one / "history.csv").read_text() == (two / "history.csv").read_text()
+    assert (one / "validation.csv").read_text() == (two / "validation.csv").read_text()
+    assert read_weights(one / "best.yaml").weights == read_weights(two / "best.yaml").weights
+
+
+def test_report_prints_the_summary_and_plots_convergence(quick_runs):
+    run_dir = quick_runs[2]
+    done = tune("report", str(run_dir), cwd=run_dir.parent)
+    assert done.returncode == 0, done.stderr
+    assert "validation (held-out seeds)" in done.stdout and "quick-w2" in done.stdout
+    png = run_dir / "convergence.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_resuming_a_finished_run_says_so_and_changes_nothing(quick_runs):
+    run_dir = quick_runs[1]
+    before = {p.name: p.read_bytes() for p in run_dir.iterdir() if p.name != "run.log"}
+    done = tune("--resume", str(run_dir), "--quiet", cwd=run_dir.parent)
+    assert done.returncode == 0
+    assert "finished" in done.stdout
+    assert before == {p.name: p.read_bytes() for p in run_dir.iterdir() if p.name != "run.log"}

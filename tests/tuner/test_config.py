@@ -1,0 +1,220 @@
+"""Run configs (tuner.config), the normalised search space (tuner.space) and game seeds
+(tuner.seeds)."""
+
+from __future__ import annotations
+
+import copy
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from engine.families import get_family
+from tuner.config import changed_keys, load_config, parse_config
+from tuner.errors import ConfigError
+from tuner.seeds import TOP_BIT, training_seeds, validation_seeds
+from tuner.space import SearchSpace
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CONFIGS = sorted((REPO_ROOT / "configs").glob("*.yaml"))  # configs/weights/ holds no configs
+QUICK = REPO_ROOT / "configs" / "quick.yaml"
+
+
+def quick_document() -> dict:
+    return yaml.safe_load(QUICK.read_text(encoding="utf-8"))
+
+
+def problems(document: dict, source: str = "test.yaml") -> list[str]:
+    """The lines of the ConfigError that ``document`` raises."""
+    with pytest.raises(ConfigError) as caught:
+        parse_config(document, source)
+    return str(caught.value).splitlines()
+
+
+def test_the_shipped_configs_are_found():
+    assert {p.name for p in CONFIGS} >= {"quick.yaml", "classic.yaml", "snake.yaml"}
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_every_shipped_config_loads(path):
+    config = load_config(path)
+    assert config.source == str(path)
+    assert config.tuned
+    assert config.max_generations is not None or config.max_games is not None
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
+def test_resolved_round_trips_through_parse_config(path):
+    config = load_config(path)
+    again = parse_config(config.resolved(), config.source)
+    assert again == config
+    assert again.resolved() == config.resolved()
+
+
+def test_params_left_out_are_fixed_at_the_family_default():
+    config = load_config(QUICK)  # tunes 3 classic weights, fixes lost_penalty, omits 3
+    classic = get_family("classic")
+    assert [p.name for p in config.params] == list(classic.param_names)
+    given = set(quick_document()["params"])
+    for spec, param in zip(config.params, classic.params, strict=True):
+        if param.name in given:
+            continue
+        assert not spec.tuned, spec
+        assert spec.init == param.default
+        assert config.resolved()["params"][param.name] == {"fixed": param.default}
+
+
+def test_a_bare_number_is_a_fixed_parameter():
+    document = quick_document()
+    document["params"]["lost_penalty"] = 150000
+    specs = {p.name: p for p in parse_config(document, "test.yaml").params}
+    assert not specs["lost_penalty"].tuned
+    assert specs["lost_penalty"].init == 150000.0
+    assert specs["merges_weight"].tuned
+
+
+def test_several_problems_are_all_reported_one_line_each():
+    document = quick_document()
+    document["search"]["depth"] = 9
+    document["cmaes"]["popsize"] = 0
+    document["ray"] = {"address": "localhost", "games_per_task": 8}
+    document["params"]["merges_weight"]["low"] = math.inf
+    lines = problems(document, "several.yaml")
+    assert len(lines) == 4, lines
+    for line, path in zip(
+        lines, ["params.merges_weight.low", "search.depth", "cmaes.popsize", "ray.address"],
+        strict=True,
+    ):
+        assert line.startswith(f"several.yaml: {path}: "), line
+
+
+@pytest.mark.parametrize(
+    ("section", "typo", "suggestion"),
+    [
+        (None, "evalution", "evaluation"),
+        ("cmaes", "popsze", "popsize"),
+        ("ray", "gmes_per_task", "games_per_task"),
+        ("params", "merge_weight", "merges_weight"),
+    ],
+)
+def test_an_unknown_key_suggests_the_closest_valid_name(section, typo, suggestion):
+    document = quick_document()
+    if section is None:
+        document[typo] = document.pop(suggestion)
+        path = typo
+    else:
+        document[section][typo] = document[section].pop(suggestion, 1)
+        path = f"{section}.{typo}"
+    lines = problems(document)
+    [line] = [line for line in lines if f": {path}: " in line]
+    assert line.startswith(f"test.yaml: {path}: unknown key")
+    assert line.endswith(f"did you mean {suggestion!r}?")
+
+
+def test_an_unknown_key_far_from_every_name_gets_no_suggestion():
+    document = quick_document()
+    document["cmaes"]["zzz"] = 1
+    [line] = problems(document)
+    assert line.startswith("test.yaml: cmaes.zzz: unknown key")
+    assert "did you mean" not in line
+
+
+def test_a_typo_in_the_family_name_suggests_the_family():
+    document = quick_document()
+    document["family"] = "clasic"
+    [line] = problems(document)
+    assert line.startswith("test.yaml: family: ")
+    assert line.endswith("did you mean 'classic'?")
+
+
+def test_changed_keys_finds_nested_differences():
+    old = load_config(QUICK).resolved()
+    new = copy.deepcopy(old)
+    assert changed_keys(old, new) == []
+    new["evaluation"]["games"] += 1
+    new["ray"]["workers"] = 2
+    new["params"]["merges_weight"]["high"] = 6000.0
+    assert changed_keys(old, new) == [
+        "evaluation.games", "params.merges_weight.high", "ray.workers",
+    ]
+
+
+def test_changed_keys_lists_added_and_removed_keys():
+    old = {"a": {"b": 1}, "c": 2}
+    new = {"a": {"b": 1, "d": 3}}
+    assert changed_keys(old, new) == ["a.d", "c"]
+    assert changed_keys(new, old) == ["a.d", "c"]
+
+
+# ---- tuner.space -------------------------------------------------------------------------------
+
+def space_config():
+    """Snake with one linear and one log parameter tuned, and one fixed."""
+    document = quick_document()
+    document["family"] = "snake"
+    document["params"] = {
+        "tile_power": {"init": 1.0, "low": 0.5, "high": 2.5, "scale": "linear"},
+        "empty_weight": {"init": 10.0, "low": 0.1, "high": 1000.0, "scale": "log"},
+        "head_penalty": 3.0,
+    }
+    return parse_config(document, "space.yaml")
+
+
+def test_search_space_maps_init_values_into_the_unit_box():
+    space = SearchSpace(space_config())
+    assert space.dimension == 2
+    # linear: (1.0 - 0.5) / 2.0; log: 10 is two decades above 0.1 out of four
+    np.testing.assert_allclose(space.initial(), [0.25, 0.5])
+
+
+def test_search_space_maps_unit_vectors_back_to_weights():
+    space = SearchSpace(space_config())
+    weights = space.weights(space.initial())
+    assert weights["tile_power"] == pytest.approx(1.0)
+    assert weights["empty_weight"] == pytest.approx(10.0)
+    corners = space.weights([0.0, 1.0])
+    assert corners["tile_power"] == pytest.approx(0.5)
+    assert corners["empty_weight"] == pytest.approx(1000.0)
+    assert space.weights([0.5, 0.75])["empty_weight"] == pytest.approx(100.0)
+
+
+def test_search_space_clips_out_of_range_vectors_to_the_bounds():
+    space = SearchSpace(space_config())
+    low = space.weights([-0.7, -3.0])
+    high = space.weights([1.2, 5.0])
+    assert (low["tile_power"], low["empty_weight"]) == pytest.approx((0.5, 0.1))
+    assert (high["tile_power"], high["empty_weight"]) == pytest.approx((2.5, 1000.0))
+
+
+def test_search_space_fills_in_fixed_parameters():
+    snake = get_family("snake")
+    weights = SearchSpace(space_config()).weights([0.3, 0.3])
+    assert list(weights) == list(snake.param_names)
+    assert weights["head_penalty"] == 3.0
+    assert weights["decay"] == snake.defaults()["decay"]  # left out: the family default
+
+
+# ---- tuner.seeds -------------------------------------------------------------------------------
+
+def test_training_seeds_change_every_generation():
+    first, second = training_seeds(7, 1, 64), training_seeds(7, 2, 64)
+    assert len(first) == len(second) == 64
+    assert not set(first) & set(second)
+
+
+def test_training_seeds_are_a_function_of_run_seed_and_generation():
+    assert training_seeds(7, 3, 32) == training_seeds(7, 3, 32)
+    assert training_seeds(7, 3, 32) != training_seeds(8, 3, 32)
+
+
+def test_validation_seeds_are_deterministic_and_disjoint_from_training_seeds():
+    validation = validation_seeds(7, 256)
+    assert validation == validation_seeds(7, 256)
+    assert len(set(validation)) == 256
+    assert all(s & int(TOP_BIT) for s in validation)
+    training = {s for g in range(1, 9) for s in training_seeds(7, g, 256)}
+    assert not any(s & int(TOP_BIT) for s in training)
+    assert not training & set(validation)
+    assert all(0 <= s < 2**64 for s in validation)

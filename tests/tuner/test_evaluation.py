@@ -1,0 +1,71 @@
+"""Evaluation backends: the same jobs give the same results in process and on Ray."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.batch import PlayerSpec
+from tuner.errors import EvaluationError
+from tuner.evaluation import Job, RayEvaluator, SerialEvaluator, split_units
+
+CLASSIC = PlayerSpec("classic", {"lost_penalty": 200000.0, "monotonicity_power": 4.0,
+                                 "monotonicity_weight": 47.0, "sum_power": 3.5,
+                                 "sum_weight": 11.0, "merges_weight": 700.0,
+                                 "empty_weight": 270.0}, depth=0)
+SNAKE = PlayerSpec("snake", {"decay": 0.25, "tile_power": 1.0, "head_penalty": 1.0,
+                             "empty_weight": 0.0}, depth=0)
+
+
+def jobs() -> list[Job]:
+    seeds = tuple(range(100, 111))
+    return [Job(0, CLASSIC, seeds), Job(1, SNAKE, seeds)]
+
+
+def test_units_cover_every_seed_once_in_order():
+    units = split_units(jobs(), games_per_task=4)
+    assert [(j, u) for j, u, _ in units] == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]
+    assert [seed for j, _, seeds in units if j == 0 for seed in seeds] == list(range(100, 111))
+
+
+def test_serial_results_are_in_seed_order_and_count_progress():
+    done = []
+    results = SerialEvaluator(games_per_task=4).play(jobs(), done.append)
+    assert [[r.seed for r in rs] for rs in results] == [list(range(100, 111))] * 2
+    assert sum(done) == 22
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1",
+             log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+def test_ray_backend_matches_the_serial_backend(local_ray):
+    serial = SerialEvaluator(games_per_task=3).play(jobs())
+    evaluator = RayEvaluator(games_per_task=3)
+    done = []
+    on_ray = evaluator.play(jobs(), done.append)
+    evaluator.close()
+    assert local_ray.is_initialized()  # it joined an existing Ray, so it does not shut it down
+    assert sum(done) == 22
+    strip = [[(r.seed, r.score, r.moves, r.final_board, r.moves_evaluated) for r in rs]
+             for rs in serial]
+    assert strip == [[(r.seed, r.score, r.moves, r.final_board, r.moves_evaluated) for r in rs]
+                     for rs in on_ray]
+
+
+@pytest.mark.parametrize("backend", ["serial", "ray"])
+def test_a_crash_in_a_game_names_candidate_seed_and_traceback(backend, request):
+    bad = [Job(3, CLASSIC, (5, "not-a-seed", 6))]
+    if backend == "ray":
+        request.getfixturevalue("local_ray")
+        evaluator = RayEvaluator(games_per_task=8)
+    else:
+        evaluator = SerialEvaluator(games_per_task=8)
+    with pytest.raises(EvaluationError) as err:
+        evaluator.play(bad)
+    message = str(err.value)
+    assert "candidate 3" in message and "'not-a-seed'" in message and "Traceback" in message

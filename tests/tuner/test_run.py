@@ -1,0 +1,183 @@
+"""The tuning loop: convergence on a synthetic objective, resume equivalence, best-so-far files."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from engine import Solver, read_weights
+from engine.solver import GameResult
+from tuner import checkpoint as ckpt
+from tuner.config import parse_config
+from tuner.evaluation import SerialEvaluator
+from tuner.run import TuningRun
+from tuner.seeds import training_seeds, validation_seeds
+
+OPTIMUM = {"monotonicity_weight": 60.0, "merges_weight": 900.0, "empty_weight": 300.0}
+
+
+def config_dict(tmp_path: Path, **overrides) -> dict:
+    doc = {
+        "run": {"name": "t", "output_dir": str(tmp_path), "seed": 7},
+        "family": "classic",
+        "params": {
+            "lost_penalty": {"fixed": 200000},
+            "monotonicity_weight": {"init": 10, "low": 1, "high": 1000, "scale": "log"},
+            "merges_weight": {"init": 100, "low": 10, "high": 10000, "scale": "log"},
+            "empty_weight": {"init": 50, "low": 10, "high": 10000, "scale": "log"},
+        },
+        "search": {"depth": 0, "cutoff": 0.0},
+        "evaluation": {"games": 4},
+        "cmaes": {"sigma0": 0.3, "popsize": 6, "max_generations": 4},
+        "validation": {"games": 8, "top_k": 2},
+    }
+    for path, value in overrides.items():
+        section, key = path.split(".")
+        doc[section][key] = value
+    return doc
+
+
+class SyntheticEvaluator:
+    """Scores candidates by distance to OPTIMUM (in log space) plus seeded noise; no games."""
+
+    workers = 1
+
+    def __init__(self):
+        self.calls = 0
+
+    def play(self, jobs, progress=None):
+        self.calls += 1
+        out = []
+        for job in jobs:
+            distance = sum(
+                (math.log(job.spec.weights[k]) - math.log(v)) ** 2 for k, v in OPTIMUM.items()
+            )
+            results = []
+            for seed in job.seeds:
+                noise = np.random.default_rng(seed % 2**32).normal(0, 200)
+                score = int(100_000 * math.exp(-distance) + noise + 1000)
+                results.append(GameResult(seed, score, 2048, 100, 0.001, 1000, 0))
+            if progress:
+                progress(len(results))
+            out.append(results)
+        return out
+
+
+def test_loop_converges_on_a_synthetic_objective(tmp_path):
+    config = parse_config(
+        config_dict(tmp_path, **{"cmaes.max_generations": 40, "evaluation.games": 2}), "synthetic"
+    )
+    run = TuningRun.start(config, tmp_path / "t", progress=False)
+    state = run.run(SyntheticEvaluator())
+    assert state.generation == 40
+    best = read_weights(tmp_path / "t" / "best.yaml")
+    for name, target in OPTIMUM.items():
+        assert abs(math.log(best.weights[name] / target)) < 0.15, (name, best.weights[name])
+    history = state.history
+    assert history[-1]["best"] > 95_000 > history[0]["best"]
+    assert best.provenance["status"] == "validated"
+
+
+def run_generations(tmp_path: Path, name: str, generations: int, resume_at: int | None):
+    """A real (depth 0) run, optionally stopped after ``resume_at`` generations and resumed."""
+    doc = config_dict(tmp_path, **{"run.name": name, "cmaes.max_generations": generations})
+    config = parse_config(doc, "test")
+    run_dir = tmp_path / name
+    evaluator = SerialEvaluator(games_per_task=3)
+    if resume_at is None:
+        TuningRun.start(config, run_dir, progress=False).run(evaluator)
+        return run_dir
+    first = parse_config(
+        config_dict(tmp_path, **{"run.name": name, "cmaes.max_generations": resume_at}), "test"
+    )
+    TuningRun.start(first, run_dir, progress=False).run(evaluator)
+    state = ckpt.load_state(run_dir)
+    assert state.generation == resume_at and state.finished
+    TuningRun.resume(config, run_dir, state, progress=False).run(evaluator)
+    return run_dir
+
+
+def test_resumed_run_equals_uninterrupted_run(tmp_path):
+    straight = run_generations(tmp_path, "straight", 5, None)
+    resumed = run_generations(tmp_path, "resumed", 5, 2)
+    assert (straight / "history.csv").read_text() == (resumed / "history.csv").read_text()
+    a, b = ckpt.load_state(straight), ckpt.load_state(resumed)
+    assert [e.x for e in a.elites] == [e.x for e in b.elites]
+    assert a.games == b.games == 5 * 6 * 4
+    assert read_weights(straight / "best.yaml").weights == read_weights(resumed / "best.yaml").weights
+
+
+def test_every_generation_is_checkpointed_with_best_so_far(tmp_path):
+    doc = config_dict(tmp_path, **{"cmaes.max_generations": 3})
+    config = parse_config(doc, "test")
+    run = TuningRun.start(config, tmp_path / "t", progress=False)
+    run.evaluator = SerialEvaluator(games_per_task=4)
+    run.step()
+    state = ckpt.load_state(tmp_path / "t")
+    assert state.generation == 1 and len(state.history) == 1
+    best = read_weights(tmp_path / "t" / "best.yaml")
+    assert best.provenance["status"].startswith("in progress")
+    assert best.weights == state.elites[0].weights
+    # a run in progress already gives weights the engine can play
+    assert Solver.from_file(tmp_path / "t" / "best.yaml").play(1, max_moves=20).moves == 20
+    assert yaml.safe_load((tmp_path / "t" / "config.yaml").read_text()) == config.resolved()
+    assert not list((tmp_path / "t").glob("*.tmp"))
+
+
+def test_candidates_of_a_generation_share_seeds_and_seeds_change_per_generation(tmp_path):
+    seen: list[tuple] = []
+
+    class Recording(SerialEvaluator):
+        def play(self, jobs, progress=None):
+            seen.append(tuple(job.seeds for job in jobs))
+            return super().play(jobs, progress)
+
+    config = parse_config(config_dict(tmp_path, **{"cmaes.max_generations": 2}), "test")
+    TuningRun.start(config, tmp_path / "t", progress=False).run(Recording(games_per_task=4))
+    gen1, gen2, validation = seen
+    assert len(set(gen1)) == 1 and len(set(gen2)) == 1
+    assert gen1[0] == tuple(training_seeds(7, 1, 4)) and gen2[0] == tuple(training_seeds(7, 2, 4))
+    assert set(gen1[0]).isdisjoint(gen2[0])
+    assert validation[0] == tuple(validation_seeds(7, 8))
+    assert len(validation) == 3  # top_k = 2 elites plus the distribution mean
+
+
+def test_reevaluation_pools_fresh_games_for_the_best(tmp_path):
+    config = parse_config(
+        config_dict(tmp_path, **{"cmaes.max_generations": 1, "evaluation.reevaluate_best": 2}),
+        "test",
+    )
+    state = TuningRun.start(config, tmp_path / "t", progress=False).run(
+        SerialEvaluator(games_per_task=4)
+    )
+    assert state.games == 6 * 4 + 2 * 4
+    assert state.elites[0].games == 8  # the best was played twice and pooled
+
+
+def test_max_games_stops_the_run(tmp_path):
+    doc = config_dict(tmp_path, **{"cmaes.max_generations": None, "cmaes.max_games": 50})
+    state = TuningRun.start(parse_config(doc, "test"), tmp_path / "t", progress=False).run(
+        SyntheticEvaluator()
+    )
+    assert state.generation == 3  # 24 games per generation: 24, 48, 72 >= 50
+    assert "max_games" in state.stop_reason
+
+
+@pytest.mark.parametrize("fitness", ["mean_log2_max_tile", "reach_rate", "score_quantile"])
+def test_other_fitness_kinds_drive_the_loop(tmp_path, fitness):
+    doc = config_dict(tmp_path, **{"evaluation.fitness": fitness, "evaluation.tile": 256,
+                                   "cmaes.max_generations": 1})
+    state = TuningRun.start(parse_config(doc, "test"), tmp_path / "t", progress=False).run(
+        SerialEvaluator(games_per_task=4)
+    )
+    best = state.history[0]["best"]
+    if fitness == "reach_rate":
+        assert 0.0 <= best <= 1.0
+    elif fitness == "mean_log2_max_tile":
+        assert 4 <= best <= 12
+    else:
+        assert best > 100
