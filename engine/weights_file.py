@@ -112,7 +112,7 @@ def parse_weights(text: str, source: str) -> WeightsFile:
     if version != FORMAT_VERSION or isinstance(version, bool):
         raise fail("version", f"unsupported version {version!r} (this engine reads {FORMAT_VERSION})")
     family_name = document["family"]
-    if family_name not in FAMILIES:
+    if not isinstance(family_name, str) or family_name not in FAMILIES:
         raise fail("family", f"unknown family {family_name!r} (known: {', '.join(FAMILIES)})")
     depth = document["depth"]
     if isinstance(depth, bool) or not isinstance(depth, int) or not 0 <= depth <= MAX_DEPTH:

@@ -118,9 +118,13 @@ def start_job(args: argparse.Namespace) -> int:
             hint = (f"resume it with: tune --resume {run_dir}" if same
                     else "pick another run.name, or pass --overwrite to replace it")
             raise CheckpointError(f"{run_dir}: already holds a run; {hint}")
+        ckpt.check_writable(run_dir)
         for name in (ckpt.CONFIG_FILE, ckpt.CHECKPOINT_FILE, ckpt.HISTORY_FILE, ckpt.BEST_FILE,
                      ckpt.VALIDATION_FILE, ckpt.LOG_FILE, "convergence.png"):
-            (run_dir / name).unlink(missing_ok=True)
+            try:
+                (run_dir / name).unlink(missing_ok=True)
+            except OSError as err:
+                raise CheckpointError(f"{run_dir / name}: cannot remove: {err.strerror}") from None
     run = TuningRun.start(config, run_dir, progress=_show_progress(args))
     return execute(run, args)
 

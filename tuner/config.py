@@ -260,7 +260,7 @@ def parse_config(document: Any, source: str) -> RunConfig:
 
     family_name = document.get("family")
     family = None
-    if family_name not in FAMILIES:
+    if not isinstance(family_name, str) or family_name not in FAMILIES:
         close = difflib.get_close_matches(str(family_name), list(FAMILIES), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         check.problem("family", f"expected one of {', '.join(FAMILIES)}, got {family_name!r}{hint}")
@@ -295,7 +295,7 @@ def parse_config(document: Any, source: str) -> RunConfig:
     max_generations = check.integer(cmaes, "max_generations", "cmaes", low=1, optional=True)
     max_games = check.integer(cmaes, "max_games", "cmaes", low=1, optional=True)
     restarts = check.integer(cmaes, "restarts", "cmaes", default=0, low=0)
-    if cmaes and max_generations is None and max_games is None and not check.problems:
+    if "cmaes" in document and max_generations is None and max_games is None:
         check.problem("cmaes", "set max_generations or max_games (or both): a run needs an end")
 
     ray_section = check.section(

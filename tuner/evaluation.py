@@ -26,7 +26,7 @@ from tuner.errors import EvaluationError
 
 log = logging.getLogger(__name__)
 
-SOLVER_CACHE_SIZE = 4
+SOLVER_CACHE_SIZE = 16  # a generation's candidates, so a worker rarely rebuilds tables
 NO_WORKER_GRACE_SECONDS = 30.0
 
 

@@ -1,0 +1,86 @@
+"""Tuner throughput: games per second of a short tuning run on Ray, against one plain process.
+
+For each worker count, a short run (classic family, fixed config below) is timed over its
+generations after a first warm-up generation (which loads the compiled engine in every worker);
+then the same generations are replayed in one process without Ray (the trajectory is identical,
+so the games are the same). The ratio tuner / (workers x single process) is the share of the
+cores' capacity the tuner turns into games: 1.0 would mean Ray costs nothing. Run:
+``python bench/tuner_throughput.py --workers 1 2``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from tuner.config import parse_config
+from tuner.evaluation import RayEvaluator, SerialEvaluator
+from tuner.run import TuningRun
+
+
+def config(depth: int, games: int, popsize: int, generations: int, games_per_task: int):
+    document = {
+        "run": {"name": "throughput", "seed": 3},
+        "family": "classic",
+        "params": {
+            "monotonicity_weight": {"init": 47, "low": 1, "high": 1000, "scale": "log"},
+            "merges_weight": {"init": 700, "low": 10, "high": 10000, "scale": "log"},
+            "empty_weight": {"init": 270, "low": 10, "high": 10000, "scale": "log"},
+        },
+        "search": {"depth": depth},
+        "evaluation": {"games": games},
+        "cmaes": {"sigma0": 0.1, "popsize": popsize, "max_generations": generations},
+        "ray": {"games_per_task": games_per_task},
+    }
+    return parse_config(document, "bench")
+
+
+def timed_generations(run: TuningRun, evaluator, generations: int) -> tuple[int, float]:
+    """Games and seconds of generations 2..n (generation 1 warms the workers up)."""
+    run.evaluator = evaluator
+    run.step()
+    games_before = run.state.games
+    started = time.perf_counter()
+    for _ in range(generations - 1):
+        run.step()
+    return run.state.games - games_before, time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--depth", type=int, default=1)
+    parser.add_argument("--games", type=int, default=256, help="games per candidate")
+    parser.add_argument("--popsize", type=int, default=12)
+    parser.add_argument("--generations", type=int, default=3)
+    parser.add_argument("--games-per-task", type=int, default=16)
+    args = parser.parse_args()
+    cfg = config(args.depth, args.games, args.popsize, args.generations, args.games_per_task)
+    print(f"classic family, depth {args.depth}, popsize {args.popsize}, {args.games} games per "
+          f"candidate, {args.games_per_task} games per task, {os.cpu_count()} CPUs")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        serial_run = TuningRun.start(cfg, Path(tmp) / "serial", progress=False)
+        games, seconds = timed_generations(serial_run, SerialEvaluator(args.games_per_task),
+                                           args.generations)
+        single = games / seconds
+        print(f"single process (no Ray): {games} games in {seconds:.1f} s = {single:,.1f} games/s")
+        print(f"{'workers':>7} {'tuner games/s':>14} {'ideal':>9} {'efficiency':>11}")
+        for workers in args.workers:
+            run = TuningRun.start(cfg, Path(tmp) / f"w{workers}", progress=False)
+            evaluator = RayEvaluator(None, workers, args.games_per_task)
+            try:
+                games_w, seconds_w = timed_generations(run, evaluator, args.generations)
+            finally:
+                evaluator.close()
+            assert run.state.history == serial_run.state.history  # same games, same trajectory
+            rate = games_w / seconds_w
+            ideal = workers * single
+            print(f"{workers:>7} {rate:>14,.1f} {ideal:>9,.1f} {rate / ideal:>10.1%}")
+
+
+if __name__ == "__main__":
+    main()

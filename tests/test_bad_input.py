@@ -1,0 +1,230 @@
+"""Bad input of every kind: ``tune`` exits with status 2 and one line per problem, before it
+computes or writes anything.
+
+The corpus and its manifest live in tests/data/bad/ (see cases.yaml there). Every case runs the
+real command line in a subprocess, in an empty working directory, so a config's ``output_dir:
+runs`` would show up there if the run got as far as creating its directory.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tuner.checkpoint import save_state
+from tuner.config import load_config
+from tuner.run import TuningRun
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+CORPUS = REPO_ROOT / "tests" / "data" / "bad"
+QUICK = REPO_ROOT / "configs" / "quick.yaml"
+CASES: list[dict[str, Any]] = yaml.safe_load(
+    (CORPUS / "cases.yaml").read_text(encoding="utf-8")
+)["cases"]
+KINDS = ("config", "weights", "checkpoint", "board")
+NOT_CASES = {"cases.yaml", "make_checkpoints.py", "__pycache__"}
+EXIT_BAD_INPUT = 2
+EXIT_RAY_GUARD = 99
+PREFIX = "tune: error: "
+
+# Stands in for Ray in every `tune` started here: input that wrongly gets through validation
+# reaches the tuning loop, which then exits with EXIT_RAY_GUARD instead of starting Ray.
+RAY_GUARD = f"""\
+import os
+import sys
+
+sys.stderr.write("test guard: the tuning loop imported ray\\n")
+sys.stderr.flush()
+os._exit({EXIT_RAY_GUARD})
+"""
+
+
+@pytest.fixture(scope="module")
+def no_ray(tmp_path_factory) -> Path:
+    """A folder holding the stand-in ``ray`` package, to put first on PYTHONPATH."""
+    guard = tmp_path_factory.mktemp("no_ray")
+    (guard / "ray").mkdir()
+    (guard / "ray" / "__init__.py").write_text(RAY_GUARD, encoding="utf-8")
+    return guard
+
+
+def run_tune(args: list[str], cwd: Path, guard: Path) -> subprocess.CompletedProcess:
+    """Run ``tune ARGS`` in ``cwd`` and capture its output."""
+    paths = [str(guard), str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in paths if p))
+    return subprocess.run(
+        [sys.executable, "-m", "tuner.cli", *args],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )
+
+
+def snapshot(root: Path) -> dict[str, bytes | None]:
+    """Every path under ``root``: file bytes, or None for a directory."""
+    return {
+        str(path.relative_to(root)): None if path.is_dir() else path.read_bytes()
+        for path in sorted(root.rglob("*"))
+    }
+
+
+def assert_refused(result: subprocess.CompletedProcess, lines: int = 1) -> list[str]:
+    """Exit status 2, no traceback, nothing on stdout, ``lines`` lines on stderr."""
+    output = result.stdout + result.stderr
+    assert "Traceback" not in output, output
+    assert result.returncode == EXIT_BAD_INPUT, output
+    assert result.stdout == ""
+    stderr_lines = result.stderr.splitlines()
+    assert len(stderr_lines) == lines, result.stderr
+    assert stderr_lines[0].startswith(PREFIX), result.stderr
+    return stderr_lines
+
+
+def case_args(case: dict[str, Any], work: Path) -> list[str]:
+    """Copy the case's input into ``work`` and return the command line that reads it."""
+    kind = case["kind"]
+    if kind == "board":
+        return ["play", "--board", case["board"]]
+    source = CORPUS / case["file"]
+    if kind == "checkpoint":
+        shutil.copytree(source, work / case["file"])
+        return ["--resume", case["file"]]
+    shutil.copyfile(source, work / case["file"])
+    if kind == "config":
+        return ["--config", case["file"]]
+    return ["play", "--weights", case["file"], "--games", "1", "--depth", "0"]
+
+
+def case_param(case: dict[str, Any]):
+    marks = [pytest.mark.xfail(strict=True, reason=case["bug"])] if "bug" in case else []
+    return pytest.param(case, id=case["id"], marks=marks)
+
+
+@pytest.mark.parametrize("case", [case_param(c) for c in CASES])
+def test_bad_input_exits_2_with_one_line_per_problem(case, tmp_path, no_ray):
+    work = tmp_path / "work"
+    work.mkdir()
+    args = case_args(case, work)
+    before = snapshot(work)
+
+    result = run_tune(args, work, no_ray)
+
+    lines = assert_refused(result, case.get("lines", 1))
+    for expected in case["expect"]:
+        assert expected in result.stderr, result.stderr
+    if case["kind"] != "board":
+        name = Path(case["file"]).name
+        assert all(name in line for line in lines), result.stderr
+    assert snapshot(work) == before
+    assert not (work / "runs").exists()
+
+
+def test_manifest_covers_the_corpus():
+    ids = [c["id"] for c in CASES]
+    assert len(ids) == len(set(ids))
+    assert all(c["kind"] in KINDS for c in CASES)
+    files = [c["file"] for c in CASES if c["kind"] != "board"]
+    assert len(files) >= 34
+    on_disk = {p.name for p in CORPUS.iterdir()} - NOT_CASES
+    assert sorted(files) == sorted(on_disk)
+    for case in CASES:
+        if case["kind"] == "board":
+            assert "file" not in case and case["board"], case["id"]
+            continue
+        assert any(Path(case["file"]).name in s for s in case["expect"]), case["id"]
+        assert (CORPUS / case["file"]).is_dir() == (case["kind"] == "checkpoint"), case["id"]
+
+
+# ---- run directories ---------------------------------------------------------------------------
+
+def write_config(path: Path, output_dir: Path, changes: dict[str, Any] | None = None) -> Path:
+    """configs/quick.yaml with ``run.output_dir`` set and dotted keys (``search.depth``) changed."""
+    document = yaml.safe_load(QUICK.read_text(encoding="utf-8"))
+    document["run"]["output_dir"] = str(output_dir)
+    for dotted, value in (changes or {}).items():
+        section, key = dotted.split(".")
+        document[section][key] = value
+    path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def start_run(config_path: Path, checkpoint: bool = False) -> Path:
+    """A run directory made without Ray: config.yaml, and a generation-0 checkpoint if asked."""
+    config = load_config(config_path)
+    config.run_dir.mkdir(parents=True)
+    run = TuningRun.start(config, config.run_dir, progress=False)
+    if checkpoint:
+        save_state(config.run_dir, run.state)
+    return config.run_dir
+
+
+def test_unwritable_output_dir_is_refused_before_compute(tmp_path, no_ray):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        if os.access(locked, os.W_OK):
+            # Running as root: permissions stop nothing, but no one can create a directory
+            # under a plain file.
+            blocker = tmp_path / "a-file"
+            blocker.write_text("not a directory\n", encoding="utf-8")
+            output_dir = blocker / "runs"
+        else:
+            output_dir = locked / "runs"
+        write_config(tmp_path / "unwritable.yaml", output_dir)
+        before = snapshot(tmp_path)
+
+        result = run_tune(["--config", "unwritable.yaml"], tmp_path, no_ray)
+
+        [line] = assert_refused(result)
+        assert str(output_dir / "quick") in line
+        assert "cannot create run directory" in line
+        assert snapshot(tmp_path) == before
+    finally:
+        locked.chmod(0o700)
+
+
+def test_new_run_into_a_directory_holding_another_run_is_refused(tmp_path, no_ray):
+    run_dir = start_run(write_config(tmp_path / "first.yaml", tmp_path / "runs"))
+    write_config(tmp_path / "other.yaml", tmp_path / "runs", {"search.depth": 2})
+    before = snapshot(tmp_path)
+
+    result = run_tune(["--config", "other.yaml"], tmp_path, no_ray)
+
+    [line] = assert_refused(result)
+    assert f"{run_dir}: already holds a run" in line
+    assert "--overwrite" in line
+    assert snapshot(tmp_path) == before
+
+
+def test_starting_the_same_run_again_suggests_resuming_it(tmp_path, no_ray):
+    run_dir = start_run(write_config(tmp_path / "first.yaml", tmp_path / "runs"))
+    before = snapshot(tmp_path)
+
+    result = run_tune(["--config", "first.yaml"], tmp_path, no_ray)
+
+    [line] = assert_refused(result)
+    assert f"{run_dir}: already holds a run" in line
+    assert f"tune --resume {run_dir}" in line
+    assert snapshot(tmp_path) == before
+
+
+def test_resume_with_a_changed_evaluation_key_is_refused(tmp_path, no_ray):
+    run_dir = start_run(write_config(tmp_path / "run.yaml", tmp_path / "runs"), checkpoint=True)
+    # A stop condition may change on resume, the games per candidate may not: only the latter
+    # is named as the refused change.
+    write_config(tmp_path / "edited.yaml", tmp_path / "runs",
+                 {"evaluation.games": 48, "cmaes.max_generations": 9})
+    before = snapshot(tmp_path)
+
+    result = run_tune(["--resume", str(run_dir), "--config", "edited.yaml"], tmp_path, no_ray)
+
+    [line] = assert_refused(result)
+    assert line.startswith(f"{PREFIX}edited.yaml: cannot resume {run_dir}")
+    assert "with a changed evaluation.games:" in line
+    assert snapshot(tmp_path) == before
