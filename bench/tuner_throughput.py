@@ -1,23 +1,30 @@
 """Tuner throughput: games per second of a short tuning run on Ray, against one plain process.
 
-For each worker count, a short run (classic family, fixed config below) is timed over its
-generations after a first warm-up generation (which loads the compiled engine in every worker);
-then the same generations are replayed in one process without Ray (the trajectory is identical,
-so the games are the same). The ratio tuner / (workers x single process) is the share of the
-cores' capacity the tuner turns into games: 1.0 would mean Ray costs nothing. Run:
-``python bench/tuner_throughput.py --workers 1 2``.
+A short run (classic family, the config below) is first played in one process without Ray and
+timed over its generations after the first; then, for each worker count, the same run on an
+embedded Ray (the trajectory is identical, so the games are the same), with its first generation
+again a warm-up that loads the compiled engine in every worker. Printed per worker count:
+
+- tuner games/s and its efficiency against workers x the single process (the target is 90%);
+- a plain process pool playing the same units with the same generation barriers: what the
+  machine itself allows, so that tuner / pool isolates Ray's own overhead from the hardware's
+  (shared caches, hyperthreads, turbo) when many cores are busy.
+
+Run: ``python bench/tuner_throughput.py --workers 1 2``.
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from tuner.config import parse_config
-from tuner.evaluation import RayEvaluator, SerialEvaluator
+from tuner.evaluation import RayEvaluator, SerialEvaluator, play_unit, split_units
 from tuner.run import TuningRun
 
 
@@ -49,11 +56,40 @@ def timed_generations(run: TuningRun, evaluator, generations: int) -> tuple[int,
     return run.state.games - games_before, time.perf_counter() - started
 
 
+class RecordingEvaluator(SerialEvaluator):
+    """The in-process backend, keeping each generation's units for the pool baseline."""
+
+    def __init__(self, games_per_task: int):
+        super().__init__(games_per_task)
+        self.generations: list[list[tuple]] = []
+
+    def play(self, jobs, progress=None):
+        self.generations.append(
+            [(jobs[j].candidate, jobs[j].spec, seeds)
+             for j, _u, seeds in split_units(jobs, self.games_per_task)]
+        )
+        return super().play(jobs, progress)
+
+
+def _play(unit: tuple) -> int:
+    return len(play_unit(*unit))
+
+
+def pool_rate(generations: list[list[tuple]], workers: int) -> float:
+    """Games per second of a process pool over the same units, one barrier per generation."""
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(workers, context) as pool:
+        list(pool.map(_play, generations[0]))  # warm-up, like the tuner's first generation
+        started = time.perf_counter()
+        games = sum(sum(pool.map(_play, units)) for units in generations[1:])
+        return games / (time.perf_counter() - started)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--depth", type=int, default=1)
-    parser.add_argument("--games", type=int, default=256, help="games per candidate")
+    parser.add_argument("--games", type=int, default=384, help="games per candidate")
     parser.add_argument("--popsize", type=int, default=12)
     parser.add_argument("--generations", type=int, default=3)
     parser.add_argument("--games-per-task", type=int, default=16)
@@ -64,11 +100,12 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         serial_run = TuningRun.start(cfg, Path(tmp) / "serial", progress=False)
-        games, seconds = timed_generations(serial_run, SerialEvaluator(args.games_per_task),
-                                           args.generations)
+        recorder = RecordingEvaluator(args.games_per_task)
+        games, seconds = timed_generations(serial_run, recorder, args.generations)
         single = games / seconds
         print(f"single process (no Ray): {games} games in {seconds:.1f} s = {single:,.1f} games/s")
-        print(f"{'workers':>7} {'tuner games/s':>14} {'ideal':>9} {'efficiency':>11}")
+        print(f"{'workers':>7} {'tuner games/s':>14} {'ideal':>9} {'efficiency':>11} "
+              f"{'pool games/s':>13} {'tuner/pool':>11}")
         for workers in args.workers:
             run = TuningRun.start(cfg, Path(tmp) / f"w{workers}", progress=False)
             evaluator = RayEvaluator(None, workers, args.games_per_task)
@@ -79,7 +116,9 @@ def main() -> None:
             assert run.state.history == serial_run.state.history  # same games, same trajectory
             rate = games_w / seconds_w
             ideal = workers * single
-            print(f"{workers:>7} {rate:>14,.1f} {ideal:>9,.1f} {rate / ideal:>10.1%}")
+            pool = pool_rate(recorder.generations, workers)
+            print(f"{workers:>7} {rate:>14,.1f} {ideal:>9,.1f} {rate / ideal:>10.1%} "
+                  f"{pool:>13,.1f} {rate / pool:>10.1%}")
 
 
 if __name__ == "__main__":

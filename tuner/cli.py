@@ -180,7 +180,8 @@ def execute(run: TuningRun, args: argparse.Namespace) -> int:
                  run.config.name, run.config.family, run.config.depth, len(run.config.tuned),
                  run.config.games)
         evaluator = RayEvaluator(run.config.address, run.config.workers,
-                                 run.config.games_per_task, run.config.max_retries)
+                                 run.config.games_per_task, run.config.max_retries,
+                                 run.config.no_worker_timeout)
         signal.signal(signal.SIGTERM, _raise_terminated)
         log.info("evaluating on Ray with %d worker CPUs", evaluator.workers)
         state = run.run(evaluator)

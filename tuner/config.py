@@ -35,6 +35,7 @@ RESUMABLE_CHANGES = (
     "ray.workers",
     "ray.games_per_task",
     "ray.max_retries",
+    "ray.no_worker_timeout",
 )
 
 
@@ -76,6 +77,7 @@ class RunConfig:
     workers: int | None
     games_per_task: int
     max_retries: int
+    no_worker_timeout: float
     validation_games: int
     validation_top_k: int
 
@@ -119,6 +121,7 @@ class RunConfig:
                 "workers": self.workers,
                 "games_per_task": self.games_per_task,
                 "max_retries": self.max_retries,
+                "no_worker_timeout": self.no_worker_timeout,
             },
             "validation": {"games": self.validation_games, "top_k": self.validation_top_k},
         }
@@ -299,7 +302,8 @@ def parse_config(document: Any, source: str) -> RunConfig:
         check.problem("cmaes", "set max_generations or max_games (or both): a run needs an end")
 
     ray_section = check.section(
-        document, "ray", ("address", "workers", "games_per_task", "max_retries"), required=False
+        document, "ray", ("address", "workers", "games_per_task", "max_retries",
+                          "no_worker_timeout"), required=False
     )
     address = ray_section.get("address")
     if address is not None and (not isinstance(address, str) or not ADDRESS_PATTERN.match(address)
@@ -309,6 +313,8 @@ def parse_config(document: Any, source: str) -> RunConfig:
     workers = check.integer(ray_section, "workers", "ray", low=1, optional=True)
     games_per_task = check.integer(ray_section, "games_per_task", "ray", default=16, low=1)
     max_retries = check.integer(ray_section, "max_retries", "ray", default=3, low=0)
+    no_worker_timeout = check.number(ray_section, "no_worker_timeout", "ray", default=60.0,
+                                     low=0.0, open_low=True)
 
     validation = check.section(document, "validation", ("games", "top_k"), required=False)
     validation_games = check.integer(validation, "games", "validation", default=500, low=1)
@@ -322,7 +328,8 @@ def parse_config(document: Any, source: str) -> RunConfig:
         quantile=quantile, reevaluate_best=reevaluate, sigma0=sigma0, popsize=popsize,
         max_generations=max_generations, max_games=max_games, restarts=restarts,
         address=address, workers=workers, games_per_task=games_per_task,
-        max_retries=max_retries, validation_games=validation_games, validation_top_k=top_k,
+        max_retries=max_retries, no_worker_timeout=no_worker_timeout,
+        validation_games=validation_games, validation_top_k=top_k,
     )
 
 

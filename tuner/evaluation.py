@@ -27,7 +27,6 @@ from tuner.errors import EvaluationError
 log = logging.getLogger(__name__)
 
 SOLVER_CACHE_SIZE = 16  # a generation's candidates, so a worker rarely rebuilds tables
-NO_WORKER_GRACE_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -118,12 +117,14 @@ class RayEvaluator:
         workers: int | None = None,
         games_per_task: int = 16,
         max_retries: int = 3,
+        no_worker_timeout: float = 60.0,
     ):
         import ray
 
         self.ray = ray
         self.games_per_task = games_per_task
         self.max_retries = max_retries
+        self.no_worker_timeout = no_worker_timeout
         self.owns_ray = not ray.is_initialized()
         if self.owns_ray:
             if address:
@@ -153,7 +154,8 @@ class RayEvaluator:
         no_worker_since = None
         try:
             while pending:
-                done, _ = ray.wait(list(pending), num_returns=1, timeout=5.0)
+                done, _ = ray.wait(list(pending), num_returns=1,
+                                   timeout=min(5.0, self.no_worker_timeout / 2))
                 if not done:
                     no_worker_since = self._check_workers(no_worker_since)
                     continue
@@ -197,9 +199,9 @@ class RayEvaluator:
         if since is None:
             log.warning("no Ray worker with a CPU is alive; waiting for one to come back")
             return now
-        if now - since > NO_WORKER_GRACE_SECONDS:
+        if now - since > self.no_worker_timeout:
             raise EvaluationError(
-                f"every Ray worker is gone (no CPU alive for {NO_WORKER_GRACE_SECONDS:.0f} s)"
+                f"every Ray worker is gone (no CPU alive for {self.no_worker_timeout:g} s)"
             )
         return since
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from engine.atomic import remove_stale_temp_files
 from engine.batch import PlayerSpec
 from engine.stats import summarize
 from engine.weights_file import WeightsFile, write_weights
@@ -72,6 +73,8 @@ class TuningRun:
     def resume(cls, config: RunConfig, run_dir: Path, state: RunState,
                progress: bool = True) -> TuningRun:
         ckpt.check_writable(run_dir)
+        for path in remove_stale_temp_files(run_dir):
+            log.info("removed %s, left by an interrupted write", path)
         if state.config != config.resolved():  # an allowed change to a stop condition or to Ray
             state.config = config.resolved()
             ckpt.write_config(run_dir, state.config)

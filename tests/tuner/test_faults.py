@@ -1,0 +1,267 @@
+"""Faults: dead workers, removed nodes, a killed or signalled driver. A run keeps going where it
+can, stops cleanly where it cannot, and its history always equals an undisturbed run's."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from engine import read_weights
+from tuner import checkpoint as ckpt
+from tuner.config import parse_config
+from tuner.evaluation import SerialEvaluator
+from tuner.run import TuningRun
+
+ray = pytest.importorskip("ray")
+from ray.cluster_utils import Cluster  # noqa: E402
+
+# Depth 2 and one game per task make tasks long enough (about 0.1 s) to be caught mid-flight.
+CONFIG = {
+    "run": {"name": "faults", "output_dir": "runs", "seed": 21},
+    "family": "classic",
+    "params": {
+        "lost_penalty": {"fixed": 200000},
+        "merges_weight": {"init": 700, "low": 10, "high": 10000, "scale": "log"},
+        "empty_weight": {"init": 270, "low": 10, "high": 10000, "scale": "log"},
+    },
+    "search": {"depth": 2, "cutoff": 0.001},
+    "evaluation": {"games": 8},
+    "cmaes": {"sigma0": 0.2, "popsize": 4, "max_generations": 4},
+    "ray": {"games_per_task": 1, "max_retries": 3, "no_worker_timeout": 4},
+    "validation": {"games": 4, "top_k": 1},
+}
+ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> Path:
+    """The undisturbed run, played in process: what every disturbed run must reproduce."""
+    run_dir = tmp_path_factory.mktemp("reference") / "faults"
+    config = parse_config(CONFIG, "reference")
+    TuningRun.start(config, run_dir, progress=False).run(SerialEvaluator(games_per_task=1))
+    return run_dir
+
+
+def write_config(tmp_path: Path, **ray_options) -> Path:
+    document = yaml.safe_load(yaml.safe_dump(CONFIG))
+    document["ray"].update(ray_options)
+    path = tmp_path / "faults.yaml"
+    path.write_text(yaml.safe_dump(document))
+    return path
+
+
+def start_tune(tmp_path: Path, *args: str, driver: str | None = None) -> subprocess.Popen:
+    command = [sys.executable, "-c", driver, *args] if driver else [
+        sys.executable, "-m", "tuner.cli", *args]
+    return subprocess.Popen(command, cwd=tmp_path, env=ENV, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def generations_done(run_dir: Path) -> int:
+    try:
+        return max(len((run_dir / "history.csv").read_text().splitlines()) - 1, 0)
+    except FileNotFoundError:
+        return 0
+
+
+def wait_for(condition, timeout: float = 120.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def busy_worker_pids() -> list[int]:
+    """Ray worker processes running a unit of games right now (Ray names them ray::play_unit)."""
+    out = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True,
+                         check=True).stdout
+    return [int(line.split()[0]) for line in out.splitlines()
+            if line.split(None, 1)[1].startswith("ray::play_unit")]
+
+
+def assert_same_run(run_dir: Path, reference: Path) -> None:
+    assert (run_dir / "history.csv").read_text() == (reference / "history.csv").read_text()
+    assert (run_dir / "validation.csv").read_text() == (reference / "validation.csv").read_text()
+    assert read_weights(run_dir / "best.yaml").weights == read_weights(
+        reference / "best.yaml").weights
+
+
+def assert_consistent_files(run_dir: Path) -> None:
+    """Every file that matters is complete: it parses, whichever version it holds."""
+    state = ckpt.load_state(run_dir)
+    rows = (run_dir / "history.csv").read_text().splitlines()
+    assert len(rows) - 1 in (state.generation, state.generation + 1)
+    if state.generation:
+        read_weights(run_dir / "best.yaml")
+    yaml.safe_load((run_dir / "config.yaml").read_text())
+
+
+# ---- a multi-node cluster on this machine ----------------------------------------------------
+
+@pytest.fixture
+def cluster():
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+    nodes = [cluster.add_node(num_cpus=1) for _ in range(2)]
+    cluster.wait_for_nodes()
+    yield cluster, nodes
+    cluster.shutdown()
+
+
+def test_killed_worker_is_retried_and_the_run_is_unchanged(cluster, tmp_path, reference):
+    cluster, _nodes = cluster
+    config = write_config(tmp_path)
+    proc = start_tune(tmp_path, "--config", str(config), "--address", cluster.address, "--quiet")
+    run_dir = tmp_path / "runs" / "faults"
+    wait_for(lambda: generations_done(run_dir) >= 1 and busy_worker_pids(), what="generation 2")
+    os.kill(busy_worker_pids()[0], signal.SIGKILL)
+    _out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    assert_same_run(run_dir, reference)
+
+
+def test_removed_node_is_survived_and_the_run_is_unchanged(cluster, tmp_path, reference):
+    cluster, nodes = cluster
+    config = write_config(tmp_path)
+    proc = start_tune(tmp_path, "--config", str(config), "--address", cluster.address, "--quiet")
+    run_dir = tmp_path / "runs" / "faults"
+    wait_for(lambda: generations_done(run_dir) >= 1 and busy_worker_pids(), what="generation 2")
+    started = time.monotonic()
+    cluster.remove_node(nodes[1])
+    _out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    print(f"run finished {time.monotonic() - started:.1f} s after a node was removed")
+    assert_same_run(run_dir, reference)
+
+
+def test_all_workers_gone_checkpoints_and_stops_then_resumes(cluster, tmp_path, reference):
+    cluster, nodes = cluster
+    config = write_config(tmp_path)
+    proc = start_tune(tmp_path, "--config", str(config), "--address", cluster.address, "--quiet")
+    run_dir = tmp_path / "runs" / "faults"
+    wait_for(lambda: generations_done(run_dir) >= 1, what="generation 1")
+    for node in nodes:
+        cluster.remove_node(node)
+    _out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 1
+    assert "every Ray worker is gone" in err and f"tune --resume {Path('runs/faults')}" in err
+    assert "Traceback" not in err
+    completed = ckpt.load_state(run_dir).generation
+    assert completed >= 1
+    assert_consistent_files(run_dir)
+
+    cluster.add_node(num_cpus=2)
+    cluster.wait_for_nodes()
+    resumed = start_tune(tmp_path, "--resume", "runs/faults", "--address", cluster.address,
+                         "--quiet")
+    _out, err = resumed.communicate(timeout=600)
+    assert resumed.returncode == 0, err
+    assert_same_run(run_dir, reference)
+
+
+CRASHING_UNIT = """
+import os, sys
+import tuner.evaluation as evaluation
+from tuner.seeds import training_seeds
+doomed = set(training_seeds(21, 2, 8))
+real_play_unit = evaluation.play_unit
+def play_unit(candidate, spec, seeds):
+    if candidate == 2 and seeds[0] in doomed:
+        os._exit(1)  # the worker process dies every time it runs this unit of generation 2
+    return real_play_unit(candidate, spec, seeds)
+evaluation.play_unit = play_unit
+from tuner.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_unit_failing_past_max_retries_stops_the_run_cleanly(cluster, tmp_path, reference):
+    cluster, _nodes = cluster
+    config = write_config(tmp_path, max_retries=2)
+    proc = start_tune(tmp_path, "--config", str(config), "--address", cluster.address, "--quiet",
+                      driver=CRASHING_UNIT)
+    run_dir = tmp_path / "runs" / "faults"
+    _out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 1
+    assert "candidate 2" in err and "failed after 2 retries" in err
+    assert "stopped after generation 1" in err and "tune --resume" in err
+    assert "Traceback" not in err
+    assert ckpt.load_state(run_dir).generation == 1
+    assert_consistent_files(run_dir)
+    resumed = start_tune(tmp_path, "--resume", "runs/faults", "--address", cluster.address,
+                         "--quiet")
+    _out, err = resumed.communicate(timeout=600)
+    assert resumed.returncode == 0, err
+    assert_same_run(run_dir, reference)
+
+
+# ---- the driver: SIGKILL, SIGTERM, Ctrl-C ------------------------------------------------------
+
+SLOW_WRITES = """
+import sys, time
+import engine.atomic as atomic
+real_replace = atomic.os.replace
+def slow_replace(src, dst):
+    time.sleep(0.4)  # widen the window between writing the temp file and renaming it
+    real_replace(src, dst)
+atomic.os.replace = slow_replace
+from tuner.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def resume_to_the_end(tmp_path: Path) -> None:
+    resumed = start_tune(tmp_path, "--resume", "runs/faults", "--workers", "2", "--quiet")
+    _out, err = resumed.communicate(timeout=600)
+    assert resumed.returncode == 0, err
+
+
+@pytest.mark.parametrize("moment", ["mid-generation", "mid-checkpoint-write"])
+def test_sigkilled_driver_resumes_to_the_same_run(tmp_path, reference, moment):
+    config = write_config(tmp_path)
+    run_dir = tmp_path / "runs" / "faults"
+    rng = random.Random(moment)
+    driver = SLOW_WRITES if moment == "mid-checkpoint-write" else None
+    proc = start_tune(tmp_path, "--config", str(config), "--workers", "2", "--quiet",
+                      driver=driver)
+    if moment == "mid-generation":
+        wait_for(lambda: generations_done(run_dir) >= 1, what="generation 1")
+        time.sleep(rng.uniform(0.1, 1.0))
+    else:
+        wait_for(lambda: (run_dir / "checkpoint.pkl").exists()
+                 and list(run_dir.glob(".checkpoint.pkl.*.tmp")),
+                 what="a checkpoint write after the first")
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    assert_consistent_files(run_dir)
+    resume_to_the_end(tmp_path)
+    assert_same_run(run_dir, reference)
+    assert not list(run_dir.glob(".*.tmp"))
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_and_sigterm_checkpoint_and_exit_cleanly(tmp_path, reference, sig):
+    config = write_config(tmp_path)
+    run_dir = tmp_path / "runs" / "faults"
+    proc = start_tune(tmp_path, "--config", str(config), "--workers", "2", "--quiet")
+    wait_for(lambda: generations_done(run_dir) >= 1, what="generation 1")
+    proc.send_signal(sig)
+    _out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130
+    assert "checkpointed" in err and "tune --resume runs/faults" in err
+    assert "Traceback" not in err
+    assert_consistent_files(run_dir)
+    assert not list(run_dir.glob(".*.tmp"))
+    with open(run_dir / "checkpoint.pkl", "rb") as handle:
+        assert pickle.load(handle)["state"].generation >= 1
+    resume_to_the_end(tmp_path)
+    assert_same_run(run_dir, reference)
