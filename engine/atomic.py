@@ -6,7 +6,6 @@ import os
 import tempfile
 from pathlib import Path
 
-
 TEMP_SUFFIX = ".tmp"
 
 

@@ -22,7 +22,7 @@ from tuner.evaluation import SerialEvaluator
 from tuner.run import TuningRun
 
 ray = pytest.importorskip("ray")
-from ray.cluster_utils import Cluster  # noqa: E402
+from ray.cluster_utils import Cluster
 
 # Depth 2 and one game per task make tasks long enough (about 0.1 s) to be caught mid-flight.
 CONFIG = {
