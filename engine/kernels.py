@@ -1,14 +1,17 @@
 """Compiled hot loops: move tables, table-driven heuristics, expectimax search and self-play.
 
 Every function here is a numba kernel over ints and float arrays: no Python objects, no
-exceptions, one signature each (``cache=True`` plus recursion breaks on a second signature).
-The move tables are module globals, which numba freezes into the compiled code; they are built
-in this file so that numba's cache, which only watches this file, never holds stale tables.
+exceptions. Callers pass typed values (``np.uint64`` boards, ``np.int64`` depths), so each
+kernel compiles one specialisation per table layout and never a literal-typed one (``cache=True``
+plus recursion breaks on those). The move tables are module globals, which numba freezes into
+the compiled code; they are built in this file so that numba's cache, which only watches this
+file, never holds stale tables.
 
 Everything that changes per candidate (heuristic tables, search options, transposition table,
 counters) lives in one float64 *workspace* array, the only array passed down the recursion
-(a second array argument costs about 1.6x: see ``shared/notes/engine-performance.md``).
-``engine.workspace`` owns the layout; the ``WS_*`` indices below are its header.
+(a second array argument costs about 1.6x: see ``shared/notes/engine-performance.md``), with a
+small tuple of table offsets (the *layout*) beside it. ``engine.workspace`` builds both; the
+``WS_*`` indices below are the workspace header.
 
 Search semantics (depth ``d`` = number of chance layers after the root move):
   root:    for each legal move m, value(m) = chance(board after m, d)
@@ -31,7 +34,7 @@ WS_MOVES = 4  # counter: moves evaluated (executed inside the search)
 WS_TT_USED = 5  # number of used transposition-table slots (their indices follow the slots)
 WS_TT_OFF = 14  # offset of the transposition table
 WS_TT_BITS = 15  # log2 of the number of slots
-WS_EXTRA = 16  # 16 family parameters for the whole-board term
+WS_EXTRA = 16  # up to 16 weights of the whole-board term
 WS_VALUES = 32  # 16 entries: per-rank tile value used by the whole-board term
 WS_HEADER = 64
 

@@ -133,6 +133,9 @@ class TuningRun:
             for i, r in zip(top, again):
                 fits[i] = pooled(fits[i], self.fitness(r))
             games += len(top) * c.games
+        for i, (w, f) in enumerate(zip(weight_sets, fits)):
+            log.debug("gen %d candidate %d: fitness %s +/- %s over %d games, weights %s",
+                      generation, i, _num(f.value), _num(f.stderr), f.games, w)
         self.strategy.tell(xs, [f.value for f in fits])
         cma_stop = self.strategy.termination()
 

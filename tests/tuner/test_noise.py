@@ -1,0 +1,41 @@
+"""`tune noise`: the per-game spread at the initial point and the games it recommends."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from tuner.noise import recommend_games
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_recommendation_follows_the_standard_error_of_a_mean():
+    # sd 0.5 x mean, target 2%: n = (0.5 / 0.02)^2 = 625 games
+    assert recommend_games(40_000.0, 20_000.0, 0.02) == 625
+    assert recommend_games(40_000.0, 20_000.0, 0.05) == 100
+    assert recommend_games(10.0, 0.0, 0.02) == 1
+
+
+def test_noise_command_measures_the_initial_point(tmp_path):
+    config = yaml.safe_load((ROOT / "configs" / "quick.yaml").read_text())
+    config["search"]["depth"] = 0
+    path = tmp_path / "noise.yaml"
+    path.write_text(yaml.safe_dump(config))
+    done = subprocess.run(
+        [sys.executable, "-m", "tuner.cli", "noise", "--config", str(path), "--games", "40",
+         "--target", "0.05", "--workers", "2"],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = {line.split(":")[0]: line for line in done.stdout.splitlines()}
+    spread = float(lines["per-game spread"].split("=")[1].split("x")[0])
+    recommended = int(lines["recommended games per candidate for a 5.0% standard error"]
+                      .rsplit(":", 1)[1])
+    assert 0.1 < spread < 2.0
+    # the printed spread is rounded to 2 decimals: n = (spread / target)^2 within that rounding
+    assert ((spread - 0.005) / 0.05) ** 2 <= recommended <= ((spread + 0.005) / 0.05) ** 2 + 1
+    assert not (tmp_path / "runs").exists()  # measuring writes no run directory
