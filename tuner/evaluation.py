@@ -131,6 +131,7 @@ class RayEvaluator:
                 ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
             else:
                 ray.init(
+                    address="local",  # a fresh instance, even if another cluster runs here
                     num_cpus=workers or os.cpu_count(),
                     include_dashboard=False,
                     _node_ip_address="127.0.0.1",  # nothing listens beyond loopback
