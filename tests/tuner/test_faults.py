@@ -265,3 +265,17 @@ def test_ctrl_c_and_sigterm_checkpoint_and_exit_cleanly(tmp_path, reference, sig
         assert pickle.load(handle)["state"].generation >= 1
     resume_to_the_end(tmp_path)
     assert_same_run(run_dir, reference)
+
+
+def test_embedded_ray_starts_its_own_instance_beside_a_running_cluster(cluster, tmp_path):
+    """Without --address, tune must not join (or trip over) a cluster already running here."""
+    document = yaml.safe_load(yaml.safe_dump(CONFIG))
+    document["search"]["depth"] = 0
+    document["cmaes"]["max_generations"] = 1
+    path = tmp_path / "local.yaml"
+    path.write_text(yaml.safe_dump(document))
+    proc = start_tune(tmp_path, "--config", str(path), "--workers", "1", "--quiet")
+    _out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    assert read_weights(tmp_path / "runs" / "faults" / "best.yaml").provenance["status"] == (
+        "validated")
