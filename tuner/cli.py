@@ -188,10 +188,9 @@ def execute(run: TuningRun, args: argparse.Namespace) -> int:
         log.info("done: %s; best weights in %s", state.stop_reason,
                  run.run_dir / ckpt.BEST_FILE)
         return EXIT_OK
-    except KeyboardInterrupt as stop:
-        what = "terminated" if isinstance(stop, Terminated) else "interrupted"
-        log.warning("%s after generation %d (checkpointed); resume with:\n  %s",
-                    what, run.state.generation, resume_command)
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM through _raise_terminated
+        log.warning("interrupted after generation %d (checkpointed); resume with:\n  %s",
+                    run.state.generation, resume_command)
         return EXIT_INTERRUPTED
     except EvaluationError as err:
         log.error("stopped after generation %d (checkpointed): %s\nresume with:\n  %s",
