@@ -28,10 +28,6 @@ EXIT_INTERRUPTED = 130
 log = logging.getLogger("tuner")
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, handled like Ctrl-C: keep the last checkpoint and exit cleanly."""
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tune",
@@ -204,7 +200,8 @@ def execute(run: TuningRun, args: argparse.Namespace) -> int:
 
 
 def _raise_terminated(signum, frame) -> None:
-    raise Terminated()
+    """SIGTERM, handled like Ctrl-C: keep the last checkpoint and exit cleanly."""
+    raise KeyboardInterrupt("SIGTERM")
 
 
 if __name__ == "__main__":
