@@ -68,13 +68,9 @@ class RunState:
     cma_stop: str = ""  # pycma's termination criteria, once they have ended the search
 
 
-def write_text(path: Path, text: str) -> None:
-    atomic_write(path, text)
-
-
 def save_state(run_dir: Path, state: RunState) -> None:
     """Write the history view, then the checkpoint (the checkpoint is the source of truth)."""
-    write_text(run_dir / HISTORY_FILE, rows_csv(state.history))
+    atomic_write(run_dir / HISTORY_FILE, rows_csv(state.history))
     payload = {"format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, "state": state}
     atomic_write(run_dir / CHECKPOINT_FILE, pickle.dumps(payload))
 
@@ -90,7 +86,7 @@ def rows_csv(rows: list[dict[str, Any]]) -> str:
 
 
 def write_config(run_dir: Path, resolved: dict[str, Any]) -> None:
-    write_text(run_dir / CONFIG_FILE, yaml.safe_dump(resolved, sort_keys=False))
+    atomic_write(run_dir / CONFIG_FILE, yaml.safe_dump(resolved, sort_keys=False))
 
 
 def read_stored_config(run_dir: Path) -> dict[str, Any]:

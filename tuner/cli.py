@@ -40,7 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="start afresh in a run directory that holds another run")
     parser.add_argument("--workers", type=int, help="local Ray workers (default: all cores)")
     parser.add_argument("--address", help="join a Ray cluster: 'auto' or HOST:PORT")
-    add_verbosity(parser)
+    verbosity = parser.add_mutually_exclusive_group()
+    verbosity.add_argument("--quiet", action="store_true", help="only warnings and errors")
+    verbosity.add_argument("--verbose", action="store_true", help="debug output")
     parser.add_argument("--debug", action="store_true", help="show tracebacks for bad input")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     play_cli.add_parser(subparsers)
@@ -49,12 +51,6 @@ def build_parser() -> argparse.ArgumentParser:
     noise.add_parser(subparsers)
     parser.set_defaults(handler=None)
     return parser
-
-
-def add_verbosity(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_mutually_exclusive_group()
-    group.add_argument("--quiet", action="store_true", help="only warnings and errors")
-    group.add_argument("--verbose", action="store_true", help="debug output")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from engine.atomic import remove_stale_temp_files
+from engine.atomic import atomic_write, remove_stale_temp_files
 from engine.batch import PlayerSpec
 from engine.stats import summarize
 from engine.weights_file import WeightsFile, write_weights
@@ -235,7 +235,7 @@ class TuningRun:
             log.info("validation  %-18s gen %3d  fitness %s +/- %s  mean score %s +/- %s%s",
                      r.label, r.generation, _num(r.fitness.value), _num(r.fitness.stderr),
                      _num(r.mean_score), _num(r.ci95), "  <- winner" if r is winner else "")
-        ckpt.write_text(self.run_dir / ckpt.VALIDATION_FILE, validation_csv(rows))
+        atomic_write(self.run_dir / ckpt.VALIDATION_FILE, validation_csv(rows))
         provenance = {
             "status": "validated",
             "run": c.name,
