@@ -2,10 +2,11 @@
 
 from engine.families.base import Family, LineTables, Param
 from engine.families.classic import CLASSIC
+from engine.families.combined import COMBINED
 from engine.families.features import FEATURES
 from engine.families.snake import SNAKE
 
-FAMILIES: dict[str, Family] = {f.name: f for f in (CLASSIC, SNAKE, FEATURES)}
+FAMILIES: dict[str, Family] = {f.name: f for f in (CLASSIC, SNAKE, FEATURES, COMBINED)}
 
 
 def get_family(name: str) -> Family:

@@ -62,6 +62,44 @@ def _static_features() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return empty.astype(np.float64), merges.astype(np.float64), decreasing
 
 
+def line_table(weights: np.ndarray) -> np.ndarray:
+    """The classic value of all 65536 lines for the seven classic weights (also used by
+    ``combined``, which adds positional terms to it)."""
+    lost, mono_pow, mono_w, sum_pow, sum_w, merges_w, empty_w = weights
+    ranks = row_ranks()
+    empty, merges, decreasing = _static_features()
+    rank_values = np.arange(16, dtype=np.float64)
+    mono_p = (rank_values**mono_pow)[ranks]  # 16 powers, looked up: cheap per candidate
+    diff = mono_p[:, :-1] - mono_p[:, 1:]  # r[i-1]^p - r[i]^p
+    mono_left = np.where(decreasing, diff, 0.0).sum(axis=1)
+    mono_right = np.where(decreasing, 0.0, -diff).sum(axis=1)
+    return (
+        lost
+        + empty_w * empty
+        + merges_w * merges
+        - mono_w * np.minimum(mono_left, mono_right)
+        - sum_w * (rank_values**sum_pow)[ranks].sum(axis=1)
+    )
+
+
+def line_reference(line: list[int], weights: np.ndarray) -> float:
+    """The classic value of one line of ranks, computed the plain way."""
+    lost, mono_pow, mono_w, sum_pow, sum_w, merges_w, empty_w = (float(w) for w in weights)
+    mono_left = mono_right = 0.0
+    for i in range(1, 4):
+        if line[i - 1] > line[i]:
+            mono_left += line[i - 1] ** mono_pow - line[i] ** mono_pow
+        else:
+            mono_right += line[i] ** mono_pow - line[i - 1] ** mono_pow
+    return (
+        lost
+        + empty_w * line.count(0)
+        + merges_w * _merges(line)
+        - mono_w * min(mono_left, mono_right)
+        - sum_w * sum(float(r) ** sum_pow for r in line)
+    )
+
+
 class Classic(Family):
     name = "classic"
     summary = "lost penalty, empty cells, merges, monotonicity and tile-sum terms per line"
@@ -76,42 +114,11 @@ class Classic(Family):
     )
 
     def tables(self, weights: np.ndarray) -> LineTables:
-        lost, mono_pow, mono_w, sum_pow, sum_w, merges_w, empty_w = weights
-        ranks = row_ranks()
-        empty, merges, decreasing = _static_features()
-        rank_values = np.arange(16, dtype=np.float64)
-        mono_p = (rank_values**mono_pow)[ranks]  # 16 powers, looked up: cheap per candidate
-        diff = mono_p[:, :-1] - mono_p[:, 1:]  # r[i-1]^p - r[i]^p
-        mono_left = np.where(decreasing, diff, 0.0).sum(axis=1)
-        mono_right = np.where(decreasing, 0.0, -diff).sum(axis=1)
-        table = (
-            lost
-            + empty_w * empty
-            + merges_w * merges
-            - mono_w * np.minimum(mono_left, mono_right)
-            - sum_w * (rank_values**sum_pow)[ranks].sum(axis=1)
-        )
-        return LineTables(LAYOUT_SHARED, (table,))
+        return LineTables(LAYOUT_SHARED, (line_table(weights),))
 
     def reference(self, ranks: list[list[int]], weights: np.ndarray) -> float:
-        lost, mono_pow, mono_w, sum_pow, sum_w, merges_w, empty_w = (float(w) for w in weights)
         rows, cols = grid_lines(ranks)
-        total = 0.0
-        for line in rows + cols:
-            mono_left = mono_right = 0.0
-            for i in range(1, 4):
-                if line[i - 1] > line[i]:
-                    mono_left += line[i - 1] ** mono_pow - line[i] ** mono_pow
-                else:
-                    mono_right += line[i] ** mono_pow - line[i - 1] ** mono_pow
-            total += (
-                lost
-                + empty_w * line.count(0)
-                + merges_w * _merges(line)
-                - mono_w * min(mono_left, mono_right)
-                - sum_w * sum(float(r) ** sum_pow for r in line)
-            )
-        return total
+        return sum(line_reference(line, weights) for line in rows + cols)
 
 
 CLASSIC = Classic()

@@ -14,6 +14,7 @@ from engine import kernels
 from engine.board import parse_board, ranks_to_board
 from engine.families import FAMILIES, get_family
 from engine.families.classic import CLASSIC
+from engine.families.combined import COMBINED
 from engine.families.features import FEATURES, GRADIENT
 from engine.families.snake import SNAKE, path_index
 from engine.solver import Solver
@@ -66,15 +67,15 @@ def random_weights(family, rng) -> np.ndarray:
 # --- metadata --------------------------------------------------------------------------------
 
 
-def test_the_three_families_are_registered():
-    assert set(FAMILIES) == {"classic", "snake", "features"}
+def test_the_four_families_are_registered():
+    assert set(FAMILIES) == {"classic", "snake", "features", "combined"}
     for name, family in FAMILIES.items():
         assert family.name == name
         assert get_family(name) is family
 
 
 def test_unknown_family_is_a_value_error_listing_the_known_ones():
-    with pytest.raises(ValueError, match="classic, snake, features"):
+    with pytest.raises(ValueError, match="classic, snake, features, combined"):
         get_family("clasic")
 
 
@@ -359,3 +360,55 @@ def test_features_corner_and_average_edge_cases():
     ws = raw_workspace(FEATURES, FEATURES.vector(FEATURES.defaults()))
     # defaults: empty 1 * 16 + monotonic_lines 0.5 * 8 = 20 (corner: top rank 0 -> 0)
     assert raw_value(ws, 0) == pytest.approx(20.0)
+
+
+# --- combined --------------------------------------------------------------------------------
+
+
+def test_combined_with_positional_weights_off_is_classic_exactly():
+    rng = np.random.default_rng(12)
+    classic_weights = random_weights(CLASSIC, rng)
+    off = np.concatenate([classic_weights, [0.0, 0.5, 0.0, 0.0]])
+    combined = raw_workspace(COMBINED, off)
+    classic = raw_workspace(CLASSIC, classic_weights)
+    for i in range(500):
+        board = ranks_to_board(random_ranks(rng, (0.2, 0.6, 1.0)[i % 3]))
+        assert raw_value(combined, board) == pytest.approx(raw_value(classic, board), rel=1e-12)
+
+
+def combined_positional(snake_weight=0.0, snake_decay=0.5, gradient_weight=0.0, corner_weight=0.0):
+    """Combined weights with the classic part at 0 (powers 1): only positional terms count."""
+    values = {p.name: 0.0 for p in CLASSIC.params}
+    values.update(monotonicity_power=1.0, sum_power=1.0, snake_weight=snake_weight,
+                  snake_decay=snake_decay, gradient_weight=gradient_weight,
+                  corner_weight=corner_weight)
+    return COMBINED.vector(values)
+
+
+# FEATURE_BOARD's tiles 8, 2, 2, 4, 2 sit at path indices 0, 1, 2, 6, 12
+@pytest.mark.parametrize(
+    ("weights", "expected"),
+    [
+        ({"snake_weight": 2.0}, 2 * (8 + 2 / 2 + 2 / 4 + 4 / 2**6 + 2 / 2**12)),
+        ({"gradient_weight": 0.5}, 0.5 * 136.0),  # FEATURE_EXPECTED["gradient"]
+        ({"corner_weight": 10.0}, 10.0 * 3),  # the 8 (rank 3) is in the corner
+    ],
+)
+def test_combined_positional_terms_on_a_hand_computed_board(weights, expected):
+    vector = combined_positional(**weights)
+    board = ranks_to_board(FEATURE_BOARD)
+    assert COMBINED.reference(FEATURE_BOARD, vector) == pytest.approx(expected, rel=1e-12)
+    assert raw_value(raw_workspace(COMBINED, vector), board) == pytest.approx(expected, rel=1e-12)
+
+
+def test_combined_prefers_the_top_tile_in_its_corner():
+    # the same tiles mirrored: the 64 in the top-left corner or in the top-right one; classic
+    # scores them the same, every positional term prefers the corner
+    left = parse_board([[64, 8, 2, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]])
+    right = parse_board([[0, 2, 8, 64], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]])
+    classic_weights = CLASSIC.vector(CLASSIC.defaults())
+    classic = raw_workspace(CLASSIC, classic_weights)
+    assert raw_value(classic, left) == raw_value(classic, right)
+    for positional in ([1.0, 0.25, 0.0, 0.0], [0.0, 0.25, 1.0, 0.0], [0.0, 0.25, 0.0, 100.0]):
+        ws = raw_workspace(COMBINED, np.concatenate([classic_weights, positional]))
+        assert raw_value(ws, left) > raw_value(ws, right), positional
