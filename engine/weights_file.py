@@ -25,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from engine import yaml_text
 from engine.atomic import atomic_write
 from engine.families import FAMILIES, get_family
 
@@ -91,7 +92,7 @@ def parse_weights(text: str, source: str) -> WeightsFile:
         return WeightsFileError(f"{source}: {where}: {message}")
 
     try:
-        document = yaml.safe_load(text)
+        document = yaml_text.load(text)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = f"line {mark.line + 1}" if mark else "YAML"

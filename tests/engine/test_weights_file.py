@@ -278,3 +278,12 @@ def test_solver_from_file_raises_for_a_bad_file(tmp_path):
     path.write_text("")
     with pytest.raises(WeightsFileError, match="empty"):
         Solver.from_file(path)
+
+
+def test_exponents_without_a_dot_are_numbers_in_a_weights_file(tmp_path):
+    text = CLASSIC_REFERENCE.read_text(encoding="utf-8")
+    # plain PyYAML reads 2e5 as a string
+    path = tmp_path / "w.yaml"
+    path.write_text(text.replace("lost_penalty: 200000.0", "lost_penalty: 2e5"), encoding="utf-8")
+    assert "2e5" in path.read_text(encoding="utf-8")
+    assert read_weights(path).weights["lost_penalty"] == 200000.0

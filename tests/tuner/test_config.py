@@ -218,3 +218,16 @@ def test_validation_seeds_are_deterministic_and_disjoint_from_training_seeds():
     assert not any(s & int(TOP_BIT) for s in training)
     assert not training & set(validation)
     assert all(0 <= s < 2**64 for s in validation)
+
+
+def test_exponents_without_a_dot_are_numbers_in_a_config_file(tmp_path):
+    # plain PyYAML reads 1e1 and 5e2 as strings; a log box is where people write them
+    text = QUICK.read_text(encoding="utf-8").replace(
+        "merges_weight: {init: 300, low: 10, high: 5000, scale: log}",
+        "merges_weight: {init: 3e2, low: 1e1, high: 5E3, scale: log}",
+    )
+    assert "3e2" in text
+    path = tmp_path / "config.yaml"
+    path.write_text(text, encoding="utf-8")
+    spec = {p.name: p for p in load_config(path).params}["merges_weight"]
+    assert (spec.init, spec.low, spec.high) == (300.0, 10.0, 5000.0)
