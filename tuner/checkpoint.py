@@ -26,6 +26,7 @@ from typing import Any
 
 import yaml
 
+from engine import yaml_text
 from engine.atomic import atomic_write
 from tuner.errors import CheckpointError
 
@@ -92,7 +93,7 @@ def write_config(run_dir: Path, resolved: dict[str, Any]) -> None:
 def read_stored_config(run_dir: Path) -> dict[str, Any]:
     path = run_dir / CONFIG_FILE
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        document = yaml_text.load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise CheckpointError(f"{path}: missing: {run_dir} is not a tune2048 run directory") from None
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:

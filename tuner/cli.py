@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 from pathlib import Path
 
 from engine import play_cli
+from engine.weights_file import read_weights
 from tuner import checkpoint as ckpt
 from tuner import compare, noise, report
 from tuner.config import RESUMABLE_CHANGES, changed_keys, load_config, parse_config
@@ -73,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"tune: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except BrokenPipeError:  # e.g. `tune report RUN | head`: the reader left, nothing to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit
+        return EXIT_FAILED
 
 
 def setup_logging(args: argparse.Namespace) -> None:
@@ -179,6 +184,9 @@ def execute(run: TuningRun, args: argparse.Namespace) -> int:
         state = run.run(evaluator)
         log.info("done: %s; best weights in %s", state.stop_reason,
                  run.run_dir / ckpt.BEST_FILE)
+        best = read_weights(run.run_dir / ckpt.BEST_FILE).weights
+        for line in run.space.edge_warnings(best):
+            log.warning("warning: %s", line)
         return EXIT_OK
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM through _raise_terminated
         log.warning("interrupted after generation %d (checkpointed); resume with:\n  %s",

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from engine import yaml_text
 from engine.families import FAMILIES, get_family
 from tuner.errors import ConfigError
 
@@ -238,7 +239,7 @@ def load_config(path: str | os.PathLike) -> RunConfig:
     except UnicodeDecodeError:
         raise ConfigError(f"{source}: not a config file (not UTF-8 text)") from None
     try:
-        document = yaml.safe_load(text)
+        document = yaml_text.load(text)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "YAML"

@@ -14,7 +14,9 @@ from pathlib import Path
 
 from engine.weights_file import read_weights
 from tuner import checkpoint as ckpt
+from tuner.config import parse_config
 from tuner.errors import CheckpointError
+from tuner.space import SearchSpace
 
 PLOT_FILE = "convergence.png"
 
@@ -100,6 +102,8 @@ def format_report(config: dict, history: list[dict], validation: list[dict], bes
     status = best.provenance.get("status", "")
     lines += ["", f"best.yaml     {status}"]
     lines += [f"  {name}: {value:.6g}" for name, value in best.weights.items()]
+    edges = SearchSpace(parse_config(config, "the run's config.yaml")).edge_warnings(best.weights)
+    lines += [f"warning: {line}" for line in edges]
     return "\n".join(lines)
 
 

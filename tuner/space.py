@@ -13,6 +13,8 @@ import numpy as np
 
 from tuner.config import ParamSpec, RunConfig
 
+EDGE_MARGIN = 0.05  # the last 5% of a box, in normalised units, counts as its edge
+
 
 class SearchSpace:
     """Converts between CMA-ES's normalised vectors and named family weights."""
@@ -32,6 +34,22 @@ class SearchSpace:
         """Full named weights for a normalised vector (fixed parameters filled in)."""
         tuned = {p.name: _from_unit(p, float(v)) for p, v in zip(self.tuned, x, strict=True)}
         return {p.name: tuned.get(p.name, p.init) for p in self.params}
+
+    def edge_warnings(self, weights: dict[str, float], margin: float = EDGE_MARGIN) -> list[str]:
+        """One line per tuned weight within ``margin`` (normalised) of an end of its box.
+
+        A winner there may have been stopped by the box rather than by the heuristic; the shipped
+        configs' first snake and features runs were, which is why the run and ``tune report``
+        say so.
+        """
+        lines = []
+        for p in self.tuned:
+            u = _to_unit(p, weights[p.name])
+            if u <= margin or u >= 1.0 - margin:
+                end, bound = ("lower", p.low) if u <= margin else ("upper", p.high)
+                lines.append(f"{p.name} = {weights[p.name]:.4g} is at the {end} end of its box "
+                             f"({bound:g}); the box may be what stopped it: widen it and tune again")
+        return lines
 
 
 def _to_unit(p: ParamSpec, value: float) -> float:

@@ -11,7 +11,7 @@ corner bonus) say which corner; this family adds them to the classic value::
       + corner_weight * top rank, when the top tile sits at the top-left corner
 
 where v is the tile value (0 for empty). With the three positional weights at 0 it is ``classic``
-exactly, so a tuning run can start from tuned classic weights and only gain.
+exactly, so a tuning run can start from tuned classic weights.
 """
 
 from __future__ import annotations

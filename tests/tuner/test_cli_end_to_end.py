@@ -3,6 +3,8 @@ and the tuned weights loading into the engine."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from engine import Solver, read_weights
+from engine import Solver, read_weights, write_weights
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -67,6 +69,33 @@ def test_report_prints_the_summary_and_plots_convergence(quick_runs):
     assert "validation (held-out seeds)" in done.stdout and "quick-w2" in done.stdout
     png = run_dir / "convergence.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_report_warns_about_a_winner_at_the_edge_of_its_box(quick_runs, tmp_path):
+    run_dir = tmp_path / "edge"
+    shutil.copytree(quick_runs[2], run_dir)
+    best = read_weights(run_dir / "best.yaml")
+    best.weights["merges_weight"] = 5000.0  # quick.yaml's box for it is [10, 5000]
+    write_weights(run_dir / "best.yaml", best)
+    done = tune("report", str(run_dir), "--no-plot", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    warnings = [ln for ln in done.stdout.splitlines() if ln.startswith("warning:")]
+    assert ("warning: merges_weight = 5000 is at the upper end of its box (5000); "
+            "the box may be what stopped it: widen it and tune again") in warnings
+
+
+def test_report_into_a_closed_pipe_ends_quietly(quick_runs):
+    # `tune report RUN | head -0`: the reader has gone before the first line is written
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run([sys.executable, "-m", "tuner.cli", "report", str(quick_runs[2]),
+                               "--no-plot"], stdout=write_end, stderr=subprocess.PIPE, text=True,
+                              timeout=120, check=False)
+    finally:
+        os.close(write_end)
+    assert done.stderr == ""  # no BrokenPipeError traceback
+    assert done.returncode == 1
 
 
 def test_resuming_a_finished_run_says_so_and_changes_nothing(quick_runs):

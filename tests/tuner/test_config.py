@@ -196,6 +196,19 @@ def test_search_space_fills_in_fixed_parameters():
     assert weights["decay"] == snake.defaults()["decay"]  # left out: the family default
 
 
+def test_edge_warnings_name_each_weight_at_an_end_of_its_box():
+    space = SearchSpace(space_config())  # tile_power linear [0.5, 2.5], empty_weight log [0.1, 1000]
+    fixed = {"head_penalty": 3.0, "decay": 0.25}
+    assert space.edge_warnings({**fixed, "tile_power": 1.5, "empty_weight": 10.0}) == []
+    # 0.55 is 2.5% into the linear box; 900 is 1.1% (of four decades) below the log box's top
+    lines = space.edge_warnings({**fixed, "tile_power": 0.55, "empty_weight": 900.0})
+    assert len(lines) == 2
+    assert lines[0].startswith("tile_power = 0.55 is at the lower end of its box (0.5)")
+    assert lines[1].startswith("empty_weight = 900 is at the upper end of its box (1000)")
+    # 0.65 is 7.5% in: not an edge; fixed parameters are never reported
+    assert space.edge_warnings({**fixed, "tile_power": 0.65, "empty_weight": 10.0}) == []
+
+
 # ---- tuner.seeds -------------------------------------------------------------------------------
 
 def test_training_seeds_change_every_generation():
