@@ -59,9 +59,14 @@ def write_config(tmp_path: Path, **ray_options) -> Path:
     return path
 
 
+# A shell that starts a job in the background (`.ci/run &`) makes its children ignore SIGINT;
+# the driver restores Python's handler first, so that it sees Ctrl-C as a terminal delivers it.
+CTRL_C_AS_IN_A_TERMINAL = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+TUNE_MAIN = "import sys; from tuner.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
 def start_tune(tmp_path: Path, *args: str, driver: str | None = None) -> subprocess.Popen:
-    command = [sys.executable, "-c", driver, *args] if driver else [
-        sys.executable, "-m", "tuner.cli", *args]
+    command = [sys.executable, "-c", CTRL_C_AS_IN_A_TERMINAL + (driver or TUNE_MAIN), *args]
     return subprocess.Popen(command, cwd=tmp_path, env=ENV, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
