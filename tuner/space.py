@@ -38,16 +38,17 @@ class SearchSpace:
     def edge_warnings(self, weights: dict[str, float], margin: float = EDGE_MARGIN) -> list[str]:
         """One line per tuned weight within ``margin`` (normalised) of an end of its box.
 
-        A winner there may have been stopped by the box rather than by the heuristic; the shipped
-        configs' first snake and features runs were, which is why the run and ``tune report``
-        say so.
+        A winner there may have been stopped by the box rather than by the heuristic (the first
+        snake run in ``runs/RESULTS.md`` was), so the end of a run and ``tune report`` say so.
+        Values outside the box (a hand-edited ``best.yaml``) count as at its nearer end.
         """
         lines = []
         for p in self.tuned:
-            u = _to_unit(p, weights[p.name])
+            value = weights[p.name]
+            u = _to_unit(p, value) if p.scale == "linear" or value > 0 else -math.inf
             if u <= margin or u >= 1.0 - margin:
                 end, bound = ("lower", p.low) if u <= margin else ("upper", p.high)
-                lines.append(f"{p.name} = {weights[p.name]:.4g} is at the {end} end of its box "
+                lines.append(f"{p.name} = {value:.4g} is at the {end} end of its box "
                              f"({bound:g}); the box may be what stopped it: widen it and tune again")
         return lines
 

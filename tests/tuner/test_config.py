@@ -207,6 +207,9 @@ def test_edge_warnings_name_each_weight_at_an_end_of_its_box():
     assert lines[1].startswith("empty_weight = 900 is at the upper end of its box (1000)")
     # 0.65 is 7.5% in: not an edge; fixed parameters are never reported
     assert space.edge_warnings({**fixed, "tile_power": 0.65, "empty_weight": 10.0}) == []
+    # outside the box, even where a log scale has no value (0), is at the nearer end
+    lines = space.edge_warnings({**fixed, "tile_power": 3.0, "empty_weight": 0.0})
+    assert [line.split(" is at the ")[1][:5] for line in lines] == ["upper", "lower"]
 
 
 # ---- tuner.seeds -------------------------------------------------------------------------------
