@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 from engine import play_cli
-from engine.weights_file import read_weights
 from tuner import checkpoint as ckpt
 from tuner import compare, noise, report
 from tuner.config import RESUMABLE_CHANGES, changed_keys, load_config, parse_config
@@ -184,9 +183,6 @@ def execute(run: TuningRun, args: argparse.Namespace) -> int:
         state = run.run(evaluator)
         log.info("done: %s; best weights in %s", state.stop_reason,
                  run.run_dir / ckpt.BEST_FILE)
-        best = read_weights(run.run_dir / ckpt.BEST_FILE).weights
-        for line in run.space.edge_warnings(best):
-            log.warning("warning: %s", line)
         return EXIT_OK
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM through _raise_terminated
         log.warning("interrupted after generation %d (checkpointed); resume with:\n  %s",

@@ -235,6 +235,8 @@ class TuningRun:
             log.info("validation  %-18s gen %3d  fitness %s +/- %s  mean score %s +/- %s%s",
                      r.label, r.generation, _num(r.fitness.value), _num(r.fitness.stderr),
                      _num(r.mean_score), _num(r.ci95), "  <- winner" if r is winner else "")
+        for line in self.space.edge_warnings(winner.weights):
+            log.warning("warning: %s", line)
         atomic_write(self.run_dir / ckpt.VALIDATION_FILE, validation_csv(rows))
         provenance = {
             "status": "validated",

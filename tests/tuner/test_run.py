@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 from pathlib import Path
 
@@ -80,6 +81,26 @@ def test_loop_converges_on_a_synthetic_objective(tmp_path):
     history = state.history
     assert history[-1]["best"] > 95_000 > history[0]["best"]
     assert best.provenance["status"] == "validated"
+
+
+def test_a_winner_at_the_edge_of_its_box_is_warned_about(tmp_path):
+    # OPTIMUM's merges_weight (900) lies above this box: the winner ends at its upper bound
+    doc = config_dict(tmp_path, **{"cmaes.max_generations": 40, "evaluation.games": 2})
+    doc["params"]["merges_weight"] = {"init": 100, "low": 10, "high": 500, "scale": "log"}
+    run = TuningRun.start(parse_config(doc, "synthetic"), tmp_path / "t", progress=False)
+    records = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = records.append
+    logger = logging.getLogger("tuner.run")  # "tuner" may not propagate: listen here
+    logger.addHandler(handler)
+    try:
+        run.run(SyntheticEvaluator())
+    finally:
+        logger.removeHandler(handler)
+    warnings = [r.getMessage() for r in records]
+    assert len(warnings) == 1, warnings
+    assert warnings[0].startswith("warning: merges_weight = ")
+    assert "is at the upper end of its box (500)" in warnings[0]
 
 
 def run_generations(tmp_path: Path, name: str, generations: int, resume_at: int | None):
