@@ -5,6 +5,10 @@ A run directory holds:
 - ``config.yaml``: the resolved config (every default filled in), written when the run starts.
 - ``checkpoint.pkl``: the run state: CMA-ES (with its random state), generation counter, history,
   best candidates, counters. It is a pickle, so a run directory is trusted data: load only your own.
+  Since format version 2 it starts with one line, ``tune2048-checkpoint 2 sha256=<hex>``, the
+  SHA-256 of the pickle that follows: a damaged file is refused before it is unpickled, where a
+  flipped bit could otherwise load as a silently different state. Version 1 (a bare pickle of
+  ``{"format", "version": 1, "state"}``, no checksum) is still read, so older runs resume.
 - ``history.csv``: one row per completed generation (a view of the checkpoint's history).
 - ``best.yaml``: the best weights so far (training fitness), replaced by the validated winner.
 - ``validation.csv``: the final validation of the best candidates, once the run has finished.
@@ -17,9 +21,11 @@ the old or the new version of each, never a torn one.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import os
 import pickle
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +37,12 @@ from engine.atomic import atomic_write
 from tuner.errors import CheckpointError
 
 CHECKPOINT_FORMAT = "tune2048-checkpoint"
-CHECKPOINT_VERSION = 1
+CHECKPOINT_VERSION = 2  # what save_state writes
+LEGACY_VERSION = 1  # a bare pickle, no checksum: still read
+# A header names the version first, so a newer file is named as such; then the version 2 header.
+_VERSION = re.compile(rf"{CHECKPOINT_FORMAT} ([0-9]{{1,9}}) ".encode())
+_HEADER = re.compile(rf"{CHECKPOINT_FORMAT} {CHECKPOINT_VERSION} sha256=([0-9a-f]{{64}})\n".encode())
+_PICKLE_START = b"\x80"  # the PROTO opcode that starts every pickle of protocol 2 or later
 CONFIG_FILE = "config.yaml"
 CHECKPOINT_FILE = "checkpoint.pkl"
 HISTORY_FILE = "history.csv"
@@ -72,8 +83,14 @@ class RunState:
 def save_state(run_dir: Path, state: RunState) -> None:
     """Write the history view, then the checkpoint (the checkpoint is the source of truth)."""
     atomic_write(run_dir / HISTORY_FILE, rows_csv(state.history))
-    payload = {"format": CHECKPOINT_FORMAT, "version": CHECKPOINT_VERSION, "state": state}
-    atomic_write(run_dir / CHECKPOINT_FILE, pickle.dumps(payload))
+    atomic_write(run_dir / CHECKPOINT_FILE, encode_state(state))
+
+
+def encode_state(state: RunState) -> bytes:
+    """The checkpoint file's bytes: the header line with the payload's SHA-256, then the payload."""
+    payload = pickle.dumps(state)
+    digest = hashlib.sha256(payload).hexdigest()
+    return f"{CHECKPOINT_FORMAT} {CHECKPOINT_VERSION} sha256={digest}\n".encode() + payload
 
 
 def rows_csv(rows: list[dict[str, Any]]) -> str:
@@ -114,18 +131,7 @@ def load_state(run_dir: Path) -> RunState:
         ) from None
     except OSError as err:
         raise CheckpointError(f"{path}: cannot read: {err.strerror}") from None
-    try:
-        payload = pickle.loads(raw)
-    except Exception:  # noqa: BLE001 - a torn or foreign pickle can raise almost anything
-        raise CheckpointError(f"{path}: truncated or corrupt checkpoint") from None
-    if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
-        raise CheckpointError(f"{path}: not a tune2048 checkpoint")
-    if payload.get("version") != CHECKPOINT_VERSION:
-        raise CheckpointError(
-            f"{path}: checkpoint format version {payload.get('version')!r}; "
-            f"this tune2048 reads version {CHECKPOINT_VERSION}"
-        )
-    state = payload.get("state")
+    state = decode_state(raw, path)
     if not isinstance(state, RunState):
         raise CheckpointError(f"{path}: checkpoint holds no run state")
     stored = read_stored_config(run_dir)
@@ -135,6 +141,47 @@ def load_state(run_dir: Path) -> RunState:
             f"(run {state.config.get('run', {}).get('name')!r})"
         )
     return state
+
+
+def decode_state(raw: bytes, path: Path) -> Any:
+    """What a checkpoint file holds, once its header and checksum (or its version 1 layout) are
+    checked; ``path`` names the file in errors."""
+    if raw.startswith(_PICKLE_START):
+        payload = _unpickle(raw, path)
+        if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
+            raise CheckpointError(f"{path}: not a tune2048 checkpoint")
+        if payload.get("version") != LEGACY_VERSION:
+            raise _unsupported(path, payload.get("version"))
+        return payload.get("state")
+    version = _VERSION.match(raw)
+    if version is None:
+        raise CheckpointError(f"{path}: not a tune2048 checkpoint")
+    if int(version[1]) != CHECKPOINT_VERSION:
+        raise _unsupported(path, int(version[1]))
+    header = _HEADER.match(raw)
+    if header is None:
+        raise CheckpointError(f"{path}: truncated or corrupt checkpoint (damaged header line)")
+    payload = raw[header.end():]
+    if hashlib.sha256(payload).hexdigest() != header[1].decode():
+        raise CheckpointError(
+            f"{path}: truncated or corrupt checkpoint (checksum mismatch): the file changed "
+            "after it was written; resume from a copy or start the run again"
+        )
+    return _unpickle(payload, path)
+
+
+def _unpickle(data: bytes, path: Path) -> Any:
+    try:
+        return pickle.loads(data)
+    except Exception:  # noqa: BLE001 - a torn or foreign pickle can raise almost anything
+        raise CheckpointError(f"{path}: truncated or corrupt checkpoint") from None
+
+
+def _unsupported(path: Path, version: Any) -> CheckpointError:
+    return CheckpointError(
+        f"{path}: checkpoint format version {version!r}; this tune2048 reads versions "
+        f"{LEGACY_VERSION} and {CHECKPOINT_VERSION}"
+    )
 
 
 def check_writable(directory: Path) -> None:

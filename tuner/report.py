@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import math
 from pathlib import Path
 
+from engine.atomic import atomic_write
 from engine.weights_file import read_weights
 from tuner import checkpoint as ckpt
 from tuner.config import parse_config
@@ -137,9 +139,9 @@ def plot_convergence(run_dir: Path, history: list[dict], validation: list[dict])
     ax.legend(handles[0] + sigma_handles[0], handles[1] + sigma_handles[1], loc="lower right")
     ax.set_title(f"{run_dir.name}: convergence")
     fig.tight_layout()
-    path = run_dir / PLOT_FILE
-    tmp = run_dir / f".{PLOT_FILE}.tmp.png"
-    fig.savefig(tmp, dpi=110)
+    png = io.BytesIO()  # rendered in memory, so only atomic_write touches the run directory
+    fig.savefig(png, format="png", dpi=110)
     plt.close(fig)
-    tmp.replace(path)
+    path = run_dir / PLOT_FILE
+    atomic_write(path, png.getvalue())
     return path

@@ -4,7 +4,6 @@ can, stops cleanly where it cannot, and its history always equals an undisturbed
 from __future__ import annotations
 
 import os
-import pickle
 import random
 import signal
 import subprocess
@@ -16,6 +15,7 @@ import pytest
 import yaml
 
 from engine import read_weights
+from engine.atomic import is_temp_file
 from tuner import checkpoint as ckpt
 from tuner.config import parse_config
 from tuner.evaluation import SerialEvaluator
@@ -179,10 +179,10 @@ import tuner.evaluation as evaluation
 from tuner.seeds import training_seeds
 doomed = set(training_seeds(21, 2, 8))
 real_play_unit = evaluation.play_unit
-def play_unit(candidate, spec, seeds):
+def play_unit(candidate, spec, seeds, version):
     if candidate == 2 and seeds[0] in doomed:
         os._exit(1)  # the worker process dies every time it runs this unit of generation 2
-    return real_play_unit(candidate, spec, seeds)
+    return real_play_unit(candidate, spec, seeds, version)
 evaluation.play_unit = play_unit
 from tuner.cli import main
 sys.exit(main(sys.argv[1:]))
@@ -243,14 +243,14 @@ def test_sigkilled_driver_resumes_to_the_same_run(tmp_path, reference, moment):
         time.sleep(rng.uniform(0.1, 1.0))
     else:
         wait_for(lambda: (run_dir / "checkpoint.pkl").exists()
-                 and list(run_dir.glob(".checkpoint.pkl.*.tmp")),
+                 and list(run_dir.glob(".checkpoint.pkl.tune2048-tmp-*")),
                  what="a checkpoint write after the first")
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=60)
     assert_consistent_files(run_dir)
     resume_to_the_end(tmp_path)
     assert_same_run(run_dir, reference)
-    assert not list(run_dir.glob(".*.tmp"))
+    assert not [p for p in run_dir.iterdir() if is_temp_file(p)]
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
@@ -265,9 +265,8 @@ def test_ctrl_c_and_sigterm_checkpoint_and_exit_cleanly(tmp_path, reference, sig
     assert "checkpointed" in err and "tune --resume runs/faults" in err
     assert "Traceback" not in err
     assert_consistent_files(run_dir)
-    assert not list(run_dir.glob(".*.tmp"))
-    with open(run_dir / "checkpoint.pkl", "rb") as handle:
-        assert pickle.load(handle)["state"].generation >= 1
+    assert not [p for p in run_dir.iterdir() if is_temp_file(p)]
+    assert ckpt.load_state(run_dir).generation >= 1
     resume_to_the_end(tmp_path)
     assert_same_run(run_dir, reference)
 

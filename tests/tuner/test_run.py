@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from engine import Solver, read_weights
+from engine.atomic import is_temp_file
 from engine.solver import GameResult
 from tuner import checkpoint as ckpt
 from tuner.config import parse_config
@@ -146,7 +147,7 @@ def test_every_generation_is_checkpointed_with_best_so_far(tmp_path):
     # a run in progress already gives weights the engine can play
     assert Solver.from_file(tmp_path / "t" / "best.yaml").play(1, max_moves=20).moves == 20
     assert yaml.safe_load((tmp_path / "t" / "config.yaml").read_text()) == config.resolved()
-    assert not list((tmp_path / "t").glob("*.tmp"))
+    assert not [p for p in (tmp_path / "t").iterdir() if is_temp_file(p)]
 
 
 def test_candidates_of_a_generation_share_seeds_and_seeds_change_per_generation(tmp_path):
