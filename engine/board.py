@@ -102,6 +102,12 @@ def parse_board_text(text: str) -> Board:
     return parse_board(grid)
 
 
+def format_board_text(board: Board) -> str:
+    """The command-line form of a board, ``"2 0 0 2 / 0 4 0 0 / ..."`` (``parse_board_text``'s
+    inverse), so that a message can show a board the user can paste back."""
+    return " / ".join(" ".join(str(v) for v in row) for row in board_to_grid(board))
+
+
 def as_board(board: Board | Sequence[Sequence[int]]) -> Board:
     """Accept a bitboard or a 4x4 grid of tile values and return the bitboard."""
     if isinstance(board, np.integer):

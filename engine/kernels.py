@@ -2,16 +2,21 @@
 
 Every function here is a numba kernel over ints and float arrays: no Python objects, no
 exceptions. Callers pass typed values (``np.uint64`` boards, ``np.int64`` depths), so each
-kernel compiles one specialisation per table layout and never a literal-typed one (``cache=True``
-plus recursion breaks on those). The move tables are module globals, which numba freezes into
-the compiled code; they are built in this file so that numba's cache, which only watches this
-file, never holds stale tables.
+kernel compiles one specialisation per heuristic shape and never a literal-typed one
+(``cache=True`` plus recursion breaks on those). The move tables are module globals, which numba
+freezes into the compiled code; they are built in this file so that numba's cache, which only
+watches this file, never holds stale tables.
 
-Everything that changes per candidate (heuristic tables, search options, transposition table,
-counters) lives in one float64 *workspace* array, the only array passed down the recursion
-(a second array argument costs about 1.6x: see ``shared/notes/engine-performance.md``), with a
-small tuple of table offsets (the *layout*) beside it. ``engine.workspace`` builds both; the
-``WS_*`` indices below are the workspace header.
+Everything that changes per candidate (term parameters, line tables, search options,
+transposition table, counters) lives in one float64 *workspace* array, the only array passed down
+the recursion: each array argument of a recursive numba function costs a reference-count update
+and a large struct per call, and a second one made the search about 1.6x slower.
+``engine.workspace`` builds it; the ``WS_*`` indices below are its header.
+
+Beside the workspace goes the heuristic's *terms*: a tuple of small named tuples of workspace
+offsets, one per term, whose class says what the term computes (see "Heuristic terms" below).
+numba resolves each class when it compiles, so every distinct heuristic shape gets its own
+compiled search and a leaf evaluation never branches on the family.
 
 Search semantics (depth ``d`` = number of chance layers after the root move):
   root:    for each legal move m, value(m) = chance(board after m, d)
@@ -21,12 +26,15 @@ Search semantics (depth ``d`` = number of chance layers after the root move):
   leaf:    the heuristic, floored so that every live board scores above 0 (a dead board's value).
 """
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 from numba.extending import overload
 
 # ---------------------------------------------------------------------------------------------
-# Workspace header (see engine/workspace.py for the tables and transposition table that follow)
+# Workspace header (see engine/workspace.py for the term parameters, tables and transposition
+# table that follow it)
 WS_FLOOR = 1  # tau: heuristic values below tau are squashed into (0, tau)
 WS_CUTOFF = 2  # cumulative-probability cutoff; 0 = exact fixed depth
 WS_TT_ON = 3  # 1.0 = transposition table on
@@ -34,14 +42,7 @@ WS_MOVES = 4  # counter: moves evaluated (executed inside the search)
 WS_TT_USED = 5  # number of used transposition-table slots (their indices follow the slots)
 WS_TT_OFF = 14  # offset of the transposition table
 WS_TT_BITS = 15  # log2 of the number of slots
-WS_EXTRA = 16  # up to 16 weights of the whole-board term
-WS_VALUES = 32  # 16 entries: per-rank tile value used by the whole-board term
-WS_HEADER = 64
-
-# Table layouts, named by the length of the offsets tuple that selects their evaluator:
-LAYOUT_SHARED = 1  # (table,): one table for all 8 lines, no whole-board term
-LAYOUT_ROWS_HEAD = 4  # (row0..row3): a table per row, snake head penalty
-LAYOUT_ROWS_COLUMN = 5  # (row0..row3, column): + one column table, mean tile and corner terms
+WS_HEADER = 16
 
 U0 = np.uint64(0)
 U4 = np.uint64(4)
@@ -220,30 +221,95 @@ def _four_rows(board, ws, r0, r1, r2, r3):
     )
 
 
-def _shared_table(board, ws, layout):
-    """Layout (table,): one table for all eight lines, no whole-board term (classic)."""
-    base = layout[0]
-    return _four_rows(board, ws, base, base, base, base) + _four_rows(
-        transpose(board), ws, base, base, base, base
+# ---------------------------------------------------------------------------------------------
+# Heuristic terms. A heuristic is a tuple of terms whose values add up. Each term is a named tuple
+# of uint64 workspace offsets; its class picks its evaluator from TERM_EVALUATORS when numba
+# compiles the caller. Three registries name them for ``engine.workspace``:
+#
+#   LINE_LAYOUTS: a whole-board aggregate, the sum of 8 per-line table lookups (4 rows, then 4
+#       columns read top to bottom as rows). Fields: the offsets of its tables.
+#   COMBINERS: a function of an aggregate A, weight * f(A); the identity needs no combiner (its
+#       weight is multiplied into the tables). Fields: the offset of (weight, exponent) and the
+#       aggregate.
+#   BOARD_TERMS: whole-board terms that are not line sums. Field: the offset of the term's
+#       weight, followed by 16 per-rank values v(0..15).
+#
+# Adding a term is one place: a named tuple class, its evaluator and its registry entry here
+# (engine.workspace lays out any registered term; engine.heuristic documents what each means).
+
+SharedLines = namedtuple("SharedLines", "table")
+RowsAndColumns = namedtuple("RowsAndColumns", "rows columns")
+EachRow = namedtuple("EachRow", "row0 row1 row2 row3")
+EachLine = namedtuple("EachLine", "row0 row1 row2 row3 col0 col1 col2 col3")
+Log2 = namedtuple("Log2", "params inner")
+Reciprocal = namedtuple("Reciprocal", "params inner")
+Power = namedtuple("Power", "params inner")
+PerTile = namedtuple("PerTile", "params inner")
+HeadPenalty = namedtuple("HeadPenalty", "params")
+MeanTile = namedtuple("MeanTile", "params")
+Corner = namedtuple("Corner", "params")
+TopTile = namedtuple("TopTile", "params")
+
+COMBINER_FLOOR = 1e-12  # combiners see max(aggregate, this): log2 and 1/x stay finite
+
+
+def _shared_lines(board, ws, term):
+    """One table for all eight lines."""
+    t = term.table
+    return _four_rows(board, ws, t, t, t, t) + _four_rows(transpose(board), ws, t, t, t, t)
+
+
+def _rows_and_columns(board, ws, term):
+    """One table for the four rows, another for the four columns."""
+    r, c = term.rows, term.columns
+    return _four_rows(board, ws, r, r, r, r) + _four_rows(transpose(board), ws, c, c, c, c)
+
+
+def _each_row(board, ws, term):
+    """A table per row, no column term (a position-dependent, row-only heuristic)."""
+    return _four_rows(board, ws, term.row0, term.row1, term.row2, term.row3)
+
+
+def _each_line(board, ws, term):
+    """A table per row and a table per column."""
+    return _four_rows(board, ws, term.row0, term.row1, term.row2, term.row3) + _four_rows(
+        transpose(board), ws, term.col0, term.col1, term.col2, term.col3
     )
 
 
-def _rows_and_head(board, ws, layout):
-    """Layout (row0, row1, row2, row3): a table per row and the snake's head penalty."""
-    h = _four_rows(board, ws, layout[0], layout[1], layout[2], layout[3])
+def _log2(board, ws, term):
+    return ws[term.params] * np.log2(max(term_value(board, ws, term.inner), COMBINER_FLOOR))
+
+
+def _reciprocal(board, ws, term):
+    return ws[term.params] / max(term_value(board, ws, term.inner), COMBINER_FLOOR)
+
+
+def _power(board, ws, term):
+    base = max(term_value(board, ws, term.inner), COMBINER_FLOOR)
+    return ws[term.params] * base ** ws[term.params + 1]
+
+
+def _per_tile(board, ws, term):
+    """weight * A / (number of tiles): A's mean over the tiles (0 on an empty board)."""
+    tiles = 16 - count_empty(board)
+    if tiles == 0:
+        return 0.0
+    return ws[term.params] * term_value(board, ws, term.inner) / tiles
+
+
+def _head_penalty(board, ws, term):
+    """-weight * (v(top) - v(head))**2 when the top tile is not at the head (top-left) cell."""
     top = np.int64(_max_rank(board))
     head = np.int64(board & U15)
-    if head != top:
-        gap = ws[WS_VALUES + top] - ws[WS_VALUES + head]
-        h -= ws[WS_EXTRA] * gap * gap
-    return h
+    if head == top:
+        return 0.0
+    gap = ws[term.params + 1 + top] - ws[term.params + 1 + head]
+    return -ws[term.params] * gap * gap
 
 
-def _rows_cols_and_features(board, ws, layout):
-    """Layout (row0..row3, column): row tables, one column table, mean tile and corner terms."""
-    col = layout[4]
-    h = _four_rows(board, ws, layout[0], layout[1], layout[2], layout[3])
-    h += _four_rows(transpose(board), ws, col, col, col, col)
+def _mean_tile(board, ws, term):
+    """weight * the mean value of the non-empty tiles (0 on an empty board)."""
     tiles = 0.0
     value_sum = 0.0
     for shift in (U0, U16, U32, U48):
@@ -251,43 +317,84 @@ def _rows_cols_and_features(board, ws, layout):
         tiles += 4.0 - ROW_EMPTY[row]
         value_sum += ROW_VALUE_SUM[row]
     if tiles > 0.0:
-        h += ws[WS_EXTRA] * value_sum / tiles
+        return ws[term.params] * value_sum / tiles
+    return 0.0
+
+
+def _corner(board, ws, term):
+    """weight * v(top rank), when the top tile sits at the top-left corner."""
     top = np.int64(_max_rank(board))
     if np.int64(board & U15) == top:
-        h += ws[WS_EXTRA + 1] * top
-    return h
+        return ws[term.params] * ws[term.params + 1 + top]
+    return 0.0
 
 
-LAYOUT_EVALUATORS = {
-    LAYOUT_SHARED: _shared_table,
-    LAYOUT_ROWS_HEAD: _rows_and_head,
-    LAYOUT_ROWS_COLUMN: _rows_cols_and_features,
+def _top_tile(board, ws, term):
+    """weight * v(top rank), wherever the top tile is."""
+    return ws[term.params] * ws[term.params + 1 + np.int64(_max_rank(board))]
+
+
+LINE_LAYOUTS = {
+    "shared": (SharedLines, _shared_lines),
+    "rows_cols": (RowsAndColumns, _rows_and_columns),
+    "per_row": (EachRow, _each_row),
+    "per_line": (EachLine, _each_line),
+}
+COMBINERS = {
+    "log2": (Log2, _log2),
+    "reciprocal": (Reciprocal, _reciprocal),
+    "power": (Power, _power),
+    "per_tile": (PerTile, _per_tile),
+}
+BOARD_TERMS = {
+    "head_penalty": (HeadPenalty, _head_penalty),
+    "mean_tile": (MeanTile, _mean_tile),
+    "corner": (Corner, _corner),
+    "top_tile": (TopTile, _top_tile),
+}
+TERM_EVALUATORS = {
+    cls: evaluator
+    for registry in (LINE_LAYOUTS, COMBINERS, BOARD_TERMS)
+    for cls, evaluator in registry.values()
 }
 
 
-def raw_heuristic(board, ws, layout):
-    """The heuristic before flooring: line-table lookups plus at most one whole-board term.
+def term_value(board, ws, term):
+    """The value of one term; compiled only (the term's class picks its evaluator)."""
+    raise NotImplementedError("compiled only")
 
-    ``layout`` is a tuple of uint64 table offsets into ``ws``; its length picks the evaluator
-    when numba compiles the caller (see ``LAYOUT_EVALUATORS``), so the hot loop carries no
-    run-time branch on the family: each layout gets its own compiled search.
+
+@overload(term_value)
+def _term_value_overload(board, ws, term):
+    return TERM_EVALUATORS[term.instance_class]
+
+
+def raw_heuristic(board, ws, terms):
+    """The heuristic before flooring: the sum of its terms; compiled only.
+
+    ``terms`` is a tuple of term named tuples; it unrolls when numba compiles the caller, so each
+    heuristic shape gets straight-line code.
     """
     raise NotImplementedError("compiled only")
 
 
 @overload(raw_heuristic)
-def _raw_heuristic_overload(board, ws, layout):
-    return LAYOUT_EVALUATORS[layout.count]
+def _raw_heuristic_overload(board, ws, terms):
+    if len(terms) == 1:
+        return lambda board, ws, terms: term_value(board, ws, terms[0])
+    return lambda board, ws, terms: term_value(board, ws, terms[0]) + raw_heuristic(
+        board, ws, terms[1:]
+    )
 
 
 @njit(cache=True, inline="always")
-def leaf_value(board, ws, layout):
+def leaf_value(board, ws, terms):
     """The heuristic floored into (0, inf): identity above tau, tau / (2 - h / tau) below.
 
     The squash is continuous with slope 1 at tau and strictly increasing, so it keeps the order of
     boards while making every live board worth more than a dead one (0), whatever the weights.
     """
-    h = raw_heuristic(board, ws, layout)
+    h = raw_heuristic(board, ws, terms)
     tau = ws[WS_FLOOR]
     if h >= tau:
         return h
@@ -295,9 +402,9 @@ def leaf_value(board, ws, layout):
 
 
 @njit(cache=True)
-def heuristic_value(board, ws, layout):
+def heuristic_value(board, ws, terms):
     """``leaf_value`` for one board, from Python."""
-    return leaf_value(board, ws, layout)
+    return leaf_value(board, ws, terms)
 
 
 @njit("void(float64[::1])", cache=True)
@@ -334,11 +441,11 @@ def _all_moves(board):
 
 
 @njit(cache=True)
-def chance_node(board, depth, cprob, ws, layout):
+def chance_node(board, depth, cprob, ws, terms):
     """Expected value of ``board`` (just moved, before the spawn) with ``depth`` chance layers."""
     cutoff = ws[WS_CUTOFF]
     if depth == 0 or cprob < cutoff:
-        return leaf_value(board, ws, layout)
+        return leaf_value(board, ws, terms)
     use_tt = ws[WS_TT_ON] > 0.0
     slot_base = 0
     key_hi = float(board >> U32)
@@ -370,22 +477,22 @@ def chance_node(board, depth, cprob, ws, layout):
                 if depth == 1 or child_prob < cutoff:
                     # the children are leaves: score them here, saving a call per leaf
                     if up != child:
-                        best = max(best, leaf_value(up, ws, layout))
+                        best = max(best, leaf_value(up, ws, terms))
                     if down != child:
-                        best = max(best, leaf_value(down, ws, layout))
+                        best = max(best, leaf_value(down, ws, terms))
                     if left != child:
-                        best = max(best, leaf_value(left, ws, layout))
+                        best = max(best, leaf_value(left, ws, terms))
                     if right != child:
-                        best = max(best, leaf_value(right, ws, layout))
+                        best = max(best, leaf_value(right, ws, terms))
                 else:
                     if up != child:
-                        best = max(best, chance_node(up, depth - 1, child_prob, ws, layout))
+                        best = max(best, chance_node(up, depth - 1, child_prob, ws, terms))
                     if down != child:
-                        best = max(best, chance_node(down, depth - 1, child_prob, ws, layout))
+                        best = max(best, chance_node(down, depth - 1, child_prob, ws, terms))
                     if left != child:
-                        best = max(best, chance_node(left, depth - 1, child_prob, ws, layout))
+                        best = max(best, chance_node(left, depth - 1, child_prob, ws, terms))
                     if right != child:
-                        best = max(best, chance_node(right, depth - 1, child_prob, ws, layout))
+                        best = max(best, chance_node(right, depth - 1, child_prob, ws, terms))
                 total += best * (0.9 if spawn == 0 else 0.1)
         tmp >>= U4
         tile <<= U4
@@ -407,7 +514,7 @@ def chance_node(board, depth, cprob, ws, layout):
 
 
 @njit(cache=True)
-def move_values(board, depth, ws, out, layout):
+def move_values(board, depth, ws, out, terms):
     """Fill ``out[m]`` with the expectimax value of move m (-1 when illegal); return the best move.
 
     The best move is the first legal move with the highest value (order: up, down, left, right),
@@ -422,7 +529,7 @@ def move_values(board, depth, ws, out, layout):
         if moved == board:
             out[direction] = -1.0
             continue
-        value = chance_node(moved, np.int64(depth), np.float64(1.0), ws, layout)
+        value = chance_node(moved, np.int64(depth), np.float64(1.0), ws, terms)
         out[direction] = value
         if value > best_value:
             best_value = value
@@ -465,7 +572,7 @@ def spawn_tile(board, state):
 
 
 @njit(cache=True)
-def play_game(seed, depth, ws, max_moves, layout):
+def play_game(seed, depth, ws, max_moves, terms):
     """Play one game from an empty board with two spawns; stop when no move is legal.
 
     Returns (final board, score, moves played, moves evaluated by the search).
@@ -479,7 +586,7 @@ def play_game(seed, depth, ws, max_moves, layout):
     values = np.zeros(4)
     ws[WS_MOVES] = 0.0
     while max_moves < 0 or moves < max_moves:
-        best = move_values(board, depth, ws, values, layout)
+        best = move_values(board, depth, ws, values, terms)
         if best < 0:
             break
         score += move_score(board, best)

@@ -1,4 +1,8 @@
-"""``tune play``: play games with a weights file or a family's defaults, watch one, or advise a move."""
+"""``tune play``: play games with a weights file or a family's defaults, watch one, or advise a move.
+
+The engine (numba, the compiled kernels) is imported when games are played, not when the command
+line is read, so bad arguments are refused at once.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +10,17 @@ import argparse
 import json
 import sys
 import time
+from typing import TYPE_CHECKING
 
-from tqdm import tqdm
-
-from engine.batch import PlayerSpec, play_games
 from engine.board import format_board, parse_board_text
-from engine.families import FAMILIES, get_family
-from engine.rules import Move
-from engine.solver import DEFAULT_CUTOFF, MILESTONES
-from engine.stats import Summary, summarize
+from engine.defaults import DEFAULT_CUTOFF, MILESTONES
+from engine.families import get_family
+from engine.families.registry import canonical_spec
 from engine.weights_file import MAX_DEPTH, read_weights
+
+if TYPE_CHECKING:
+    from engine.batch import PlayerSpec
+    from engine.stats import Summary
 
 PROGRESS_MIN_GAMES = 20
 
@@ -29,7 +34,14 @@ def add_parser(subparsers) -> None:
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--weights", metavar="FILE", help="weights file to load")
     source.add_argument(
-        "--family", choices=sorted(FAMILIES), help="play a family's default weights"
+        "--family", metavar="SPEC",
+        help="play a family's default weights: a name (tune families), module:Class or "
+             "file.py:Class",
+    )
+    parser.add_argument(
+        "--family-file", action="append", default=[], metavar="PY",
+        help="allow the weights file's family to be imported from this file (a weights file "
+             "alone never runs code)",
     )
     parser.add_argument(
         "--depth", type=int, help="search depth (default: the weights file's, or 1)"
@@ -53,20 +65,28 @@ def add_parser(subparsers) -> None:
 
 def build_spec(args: argparse.Namespace) -> PlayerSpec:
     """The player the arguments describe; raises ValueError with a one-line message."""
+    from engine.batch import PlayerSpec
+
     if args.depth is not None and not 0 <= args.depth <= MAX_DEPTH:
         raise ValueError(f"--depth must be from 0 to {MAX_DEPTH}, got {args.depth}")
     if not 0.0 <= args.cutoff < 1.0:
         raise ValueError(f"--cutoff must be in [0, 1), got {args.cutoff}")
     if args.weights:
-        loaded = read_weights(args.weights)
+        loaded = read_weights(args.weights, args.family_file)
         depth = loaded.depth if args.depth is None else args.depth
         return PlayerSpec(loaded.family, loaded.weights, depth, args.cutoff)
-    family = get_family(args.family or "classic")
-    return PlayerSpec(family.name, family.defaults(), 1 if args.depth is None else args.depth,
+    spec = canonical_spec(args.family or "classic")
+    family = get_family(spec)
+    return PlayerSpec(spec, family.defaults(), 1 if args.depth is None else args.depth,
                       args.cutoff)
 
 
 def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from engine.batch import play_games
+    from engine.stats import summarize
+
     spec = build_spec(args)
     if args.board is not None:
         return advise(spec, parse_board_text(args.board))
@@ -95,6 +115,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def advise(spec: PlayerSpec, board: int) -> int:
+    from engine.rules import Move
+
     solver = spec.solver()
     values = solver.move_values(board)
     best = solver.best_move(board)
@@ -117,7 +139,7 @@ def watch(spec: PlayerSpec, seed: int, delay: float) -> int:
     solver = spec.solver()
     interactive = sys.stdout.isatty()
 
-    def show(board: int, move: Move, score: int) -> None:
+    def show(board: int, move, score: int) -> None:
         if interactive:
             print("\033[H\033[J", end="")
         print(f"score {score:,}   next move: {move}")
@@ -134,7 +156,7 @@ def watch(spec: PlayerSpec, seed: int, delay: float) -> int:
 
 def summary_dict(spec: PlayerSpec, summary: Summary, wall: float) -> dict:
     return {
-        "family": spec.family,
+        "family": get_family(spec.family).name,
         "depth": spec.depth,
         "cutoff": spec.cutoff,
         "games": summary.games,
@@ -151,7 +173,8 @@ def summary_dict(spec: PlayerSpec, summary: Summary, wall: float) -> dict:
 
 def format_summary(spec: PlayerSpec, summary: Summary, wall: float) -> str:
     lines = [
-        f"player        {spec.family} at depth {spec.depth}, cutoff {spec.cutoff:g}",
+        f"player        {get_family(spec.family).name} at depth {spec.depth}, cutoff "
+        + f"{spec.cutoff:g}",
         f"games         {summary.games}",
         f"mean score    {summary.mean:,.0f} +/- {summary.ci95:,.0f} (95% CI)",
         f"median score  {summary.median:,.0f}",

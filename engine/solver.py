@@ -8,20 +8,18 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from engine import kernels
 from engine.board import Board, as_board
-from engine.families import Family, get_family
+from engine.defaults import DEFAULT_CUTOFF, MILESTONES
+from engine.families import Family, HeuristicError, get_family
 from engine.rules import Move, SpawnStream, apply_move, new_game
 from engine.weights_file import MAX_DEPTH, read_weights
 from engine.workspace import build_workspace
-
-DEFAULT_CUTOFF = 1e-4
-MILESTONES = (2048, 4096, 8192, 16384)
 
 
 @dataclass(frozen=True)
@@ -53,7 +51,9 @@ class Solver:
     """Expectimax at a fixed depth, guided by a heuristic family at given weights.
 
     Args:
-        family: a family name (``engine.families.FAMILIES``) or a ``Family``.
+        family: a ``Family``, or a spec (``engine.families.get_family``): a built-in or
+            registered name, ``module:Class``, or ``file.py:Class`` (relative to the working
+            directory; naming a file here imports it).
         weights: {name: value}, a sequence in the family's parameter order, or None for defaults.
         depth: chance layers searched after each candidate move (0 = heuristic right after it).
         cutoff: cumulative-probability cutoff; 0 searches the exact fixed depth.
@@ -83,9 +83,14 @@ class Solver:
         self.depth = depth
         self.cutoff = float(cutoff)
         self.transposition = transposition
-        self._ws, self._layout = build_workspace(
-            self.family.tables(vector), self.cutoff, transposition
-        )
+        try:
+            self._ws, self._terms = build_workspace(
+                self.family.heuristic(vector), self.cutoff, transposition
+            )
+        except HeuristicError as err:
+            raise HeuristicError(
+                f"family {self.family.name!r} at weights {self.weights}: {err}"
+            ) from None
         self._values = np.zeros(4)
 
     @classmethod
@@ -95,9 +100,14 @@ class Solver:
         depth: int | None = None,
         cutoff: float = DEFAULT_CUTOFF,
         transposition: bool = True,
+        family_files: Collection[str | os.PathLike] = (),
     ) -> Solver:
-        """Load a weights file; search at the depth it records unless ``depth`` is given."""
-        loaded = read_weights(path)
+        """Load a weights file; search at the depth it records unless ``depth`` is given.
+
+        A weights file whose family lives in a file loads only if that file is in
+        ``family_files``: reading a weights file never runs code that only it names.
+        """
+        loaded = read_weights(path, family_files)
         return cls(
             loaded.family,
             loaded.weights,
@@ -122,7 +132,7 @@ class Solver:
     def evaluate(self, board: Board | Sequence[Sequence[int]]) -> float:
         """The heuristic value of a board, as the search scores a leaf."""
         return float(
-            kernels.heuristic_value(np.uint64(as_board(board)), self._ws, self._layout)
+            kernels.heuristic_value(np.uint64(as_board(board)), self._ws, self._terms)
         )
 
     def play(
@@ -144,7 +154,7 @@ class Solver:
         start = time.perf_counter()
         if on_move is None:
             board, score, moves, evaluated = kernels.play_game(
-                np.uint64(seed), np.int64(self.depth), self._ws, np.int64(limit), self._layout
+                np.uint64(seed), np.int64(self.depth), self._ws, np.int64(limit), self._terms
             )
         else:
             board, score, moves, evaluated = self._play_stepwise(seed, limit, on_move)
@@ -181,6 +191,6 @@ class Solver:
     def _search(self, board: Board) -> int:
         return int(
             kernels.move_values(
-                np.uint64(board), np.int64(self.depth), self._ws, self._values, self._layout
+                np.uint64(board), np.int64(self.depth), self._ws, self._values, self._terms
             )
         )

@@ -7,8 +7,12 @@ import statistics
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from engine.solver import MILESTONES, GameResult
+from engine.defaults import MILESTONES
+
+if TYPE_CHECKING:
+    from engine.solver import GameResult
 
 Z95 = 1.959963984540054  # two-sided 95% normal quantile; the games are many, so normal is fine
 

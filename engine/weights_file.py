@@ -4,7 +4,9 @@ A YAML mapping, format version 1::
 
     format: tune2048-weights    # fixed marker
     version: 1                  # bumped on any incompatible change
-    family: classic             # a name in engine.families.FAMILIES
+    family: classic             # a family spec (engine.families.registry): a built-in or
+                                # registered name, module:Class, or file.py:Class relative to
+                                # this file's directory
     depth: 2                    # search depth the weights were tuned at (0..8)
     weights:                    # every parameter of the family, by name, finite floats
       lost_penalty: 200000.0
@@ -12,13 +14,16 @@ A YAML mapping, format version 1::
     provenance: {...}           # free-form mapping; the tuner records how the weights were made
 
 This module alone reads and writes it. Reading checks everything and raises ``WeightsFileError``
-(a ``ValueError``) naming the file and the field; writing is atomic.
+(a ``ValueError``) naming the file and the field; writing is atomic. A family in a file is
+imported only if the reader names that file in ``family_files``: a weights file is data, and
+reading one must not run code from a path written inside it.
 """
 
 from __future__ import annotations
 
 import math
 import os
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +32,8 @@ import yaml
 
 from engine import yaml_text
 from engine.atomic import atomic_write
-from engine.families import FAMILIES, get_family
+from engine.families import FamilyNotFound, UntrustedFamilyFile, get_family
+from engine.families.registry import canonical_spec, relative_spec
 
 FORMAT_MARKER = "tune2048-weights"
 FORMAT_VERSION = 1
@@ -41,25 +47,22 @@ class WeightsFileError(ValueError):
 
 @dataclass
 class WeightsFile:
-    """The contents of a weights file."""
+    """The contents of a weights file. ``family`` is a spec that works from any directory (a
+    family file's path is absolute); the file itself records it relative to its directory."""
 
     family: str
     weights: dict[str, float]
     depth: int
     provenance: dict[str, Any] = field(default_factory=dict)
 
-    def to_yaml(self) -> str:
-        names = get_family(self.family).param_names
-        # family order first; missing or unknown names are left for parse_weights to report
-        ordered = [n for n in names if n in self.weights] + [
-            n for n in self.weights if n not in names
-        ]
+    def to_yaml(self, directory: str | os.PathLike = ".") -> str:
+        """The file's text, for a file in ``directory``; weights in the order given."""
         document = {
             "format": FORMAT_MARKER,
             "version": FORMAT_VERSION,
-            "family": self.family,
+            "family": relative_spec(self.family, directory),
             "depth": int(self.depth),
-            "weights": {name: float(self.weights[name]) for name in ordered},
+            "weights": {name: float(value) for name, value in self.weights.items()},
             "provenance": self.provenance,
         }
         return yaml.safe_dump(document, sort_keys=False, default_flow_style=False)
@@ -67,13 +70,21 @@ class WeightsFile:
 
 def write_weights(path: str | os.PathLike, weights_file: WeightsFile) -> None:
     """Validate and write a weights file atomically."""
-    text = weights_file.to_yaml()
-    parse_weights(text, str(path))  # never write a file we could not read back
+    directory = Path(path).parent
+    text = weights_file.to_yaml(directory)
+    parse_weights(text, str(path), directory, True)  # never write a file we could not read back
     atomic_write(path, text)
 
 
-def read_weights(path: str | os.PathLike) -> WeightsFile:
-    """Read and validate a weights file."""
+def read_weights(
+    path: str | os.PathLike, family_files: Collection[str | os.PathLike] = ()
+) -> WeightsFile:
+    """Read and validate a weights file.
+
+    Args:
+        path: the weights file.
+        family_files: family files the user named: the only files whose code this may import.
+    """
     try:
         raw = Path(path).read_bytes()
     except OSError as err:
@@ -82,11 +93,20 @@ def read_weights(path: str | os.PathLike) -> WeightsFile:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise WeightsFileError(f"{path}: not a weights file (not UTF-8 text)") from None
-    return parse_weights(text, str(path))
+    return parse_weights(text, str(path), Path(path).parent, family_files)
 
 
-def parse_weights(text: str, source: str) -> WeightsFile:
-    """Validate the text of a weights file; ``source`` names it in error messages."""
+def parse_weights(
+    text: str,
+    source: str,
+    directory: str | os.PathLike = ".",
+    family_files: bool | Collection[str | os.PathLike] = (),
+) -> WeightsFile:
+    """Validate the text of a weights file; ``source`` names it in error messages.
+
+    Family files are relative to ``directory`` and imported if ``family_files`` allows it (see
+    ``engine.families.get_family``).
+    """
 
     def fail(where: str, message: str) -> WeightsFileError:
         return WeightsFileError(f"{source}: {where}: {message}")
@@ -112,25 +132,30 @@ def parse_weights(text: str, source: str) -> WeightsFile:
     version = document["version"]
     if version != FORMAT_VERSION or isinstance(version, bool):
         raise fail("version", f"unsupported version {version!r} (this engine reads {FORMAT_VERSION})")
-    family_name = document["family"]
-    if not isinstance(family_name, str) or family_name not in FAMILIES:
-        raise fail("family", f"unknown family {family_name!r} (known: {', '.join(FAMILIES)})")
+    spec = document["family"]
+    if not isinstance(spec, str):
+        raise fail("family", f"expected a family name or spec, got {spec!r}")
+    try:
+        family = get_family(spec, directory, family_files)
+    except UntrustedFamilyFile as err:
+        raise fail("family", f"{err}: add --family-file {_shown(err.path)}") from None
+    except FamilyNotFound as err:
+        raise fail("family", str(err)) from None
     depth = document["depth"]
     if isinstance(depth, bool) or not isinstance(depth, int) or not 0 <= depth <= MAX_DEPTH:
         raise fail("depth", f"expected an integer from 0 to {MAX_DEPTH}, got {depth!r}")
     weights = document["weights"]
     if not isinstance(weights, dict):
         raise fail("weights", "expected a mapping of parameter names to numbers")
-    family = get_family(family_name)
     for name in family.param_names:
         if name not in weights:
-            raise fail(f"weights.{name}", f"missing parameter of family {family_name!r}")
+            raise fail(f"weights.{name}", f"missing parameter of family {spec!r}")
     values: dict[str, float] = {}
     for name, value in weights.items():
         if name not in family.param_names:
             raise fail(
                 f"weights.{name}",
-                f"not a parameter of family {family_name!r} ({', '.join(family.param_names)})",
+                f"not a parameter of family {spec!r} ({', '.join(family.param_names)})",
             )
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise fail(f"weights.{name}", f"expected a number, got {value!r}")
@@ -145,4 +170,13 @@ def parse_weights(text: str, source: str) -> WeightsFile:
     if not isinstance(provenance, dict):
         raise fail("provenance", "expected a mapping")
     ordered = {name: values[name] for name in family.param_names}
-    return WeightsFile(family=family_name, weights=ordered, depth=depth, provenance=provenance)
+    return WeightsFile(family=canonical_spec(spec, directory), weights=ordered, depth=depth,
+                       provenance=provenance)
+
+
+def _shown(path: Path) -> str:
+    """A path as a user would type it here: relative to the working directory if below it."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)

@@ -1,5 +1,5 @@
-"""The ``tune`` command: the tuning job itself, plus the ``play``, ``compare``, ``report`` and
-``noise`` subcommands. Each handler returns an exit code. Bad input of any kind (a ``ValueError``
+"""The ``tune`` command: the tuning job itself, plus the ``play``, ``compare``, ``report``,
+``noise``, ``families`` and ``family check`` subcommands. Each handler returns an exit code. Bad input of any kind (a ``ValueError``
 from validation: config, weights file, board, checkpoint) prints one line per problem and exits
 with status 2 before anything is computed or written; ``--debug`` shows the traceback.
 """
@@ -13,13 +13,11 @@ import signal
 import sys
 from pathlib import Path
 
-from engine import play_cli
+from engine import family_cli, play_cli
 from tuner import checkpoint as ckpt
 from tuner import compare, noise, report
 from tuner.config import RESUMABLE_CHANGES, changed_keys, load_config, parse_config
 from tuner.errors import CheckpointError, ConfigError, EvaluationError
-from tuner.evaluation import RayEvaluator
-from tuner.run import TuningRun
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -50,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_parser(subparsers)
     report.add_parser(subparsers)
     noise.add_parser(subparsers)
+    family_cli.add_parsers(subparsers)
     parser.set_defaults(handler=None)
     return parser
 
@@ -102,7 +101,7 @@ def with_cli_overrides(config, args: argparse.Namespace):
         return config
     resolved = config.resolved()
     resolved["ray"].update(changes)
-    return parse_config(resolved, f"{config.source} (with command-line options)")
+    return parse_config(resolved, f"{config.source} (with command-line options)", config.run_dir)
 
 
 def start_job(args: argparse.Namespace) -> int:
@@ -121,6 +120,8 @@ def start_job(args: argparse.Namespace) -> int:
                 (run_dir / name).unlink(missing_ok=True)
             except OSError as err:
                 raise CheckpointError(f"{run_dir / name}: cannot remove: {err.strerror}") from None
+    from tuner.run import TuningRun  # the engine and pycma, once the config is known good
+
     run = TuningRun.start(config, run_dir, progress=_show_progress(args))
     return execute(run, args)
 
@@ -139,7 +140,7 @@ def resume_job(args: argparse.Namespace) -> int:
     stored = ckpt.read_stored_config(run_dir)
     state = ckpt.load_state(run_dir)
     source = str(run_dir / ckpt.CONFIG_FILE)
-    config = parse_config(stored, source)
+    config = parse_config(stored, source, run_dir)
     if args.config:
         edited = load_config(args.config)
         refused = [k for k in changed_keys(stored, edited.resolved())
@@ -151,6 +152,8 @@ def resume_job(args: argparse.Namespace) -> int:
             )
         config = edited
     config = with_cli_overrides(config, args)
+    from tuner.run import TuningRun  # the engine and pycma, once the config is known good
+
     run = TuningRun.resume(config, run_dir, state, progress=_show_progress(args))
     if state.finished and run.stop_reason() is not None:
         print(f"{run_dir}: the run has finished ({state.stop_reason}); raise "
@@ -164,8 +167,10 @@ def _show_progress(args: argparse.Namespace) -> bool:
     return not args.quiet and sys.stderr.isatty()
 
 
-def execute(run: TuningRun, args: argparse.Namespace) -> int:
-    """Run with a log file in the run directory, SIGTERM handled like Ctrl-C."""
+def execute(run, args: argparse.Namespace) -> int:
+    """Run a ``TuningRun`` with a log file in the run directory, SIGTERM handled like Ctrl-C."""
+    from tuner.evaluation import RayEvaluator
+
     file_handler = logging.FileHandler(run.run_dir / ckpt.LOG_FILE)
     file_handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
     log.addHandler(file_handler)
@@ -177,7 +182,7 @@ def execute(run: TuningRun, args: argparse.Namespace) -> int:
                  run.config.games)
         evaluator = RayEvaluator(run.config.address, run.config.workers,
                                  run.config.games_per_task, run.config.max_retries,
-                                 run.config.no_worker_timeout)
+                                 run.config.no_worker_timeout, families=[run.config.family])
         signal.signal(signal.SIGTERM, _raise_terminated)
         log.info("evaluating on Ray with %d worker CPUs", evaluator.workers)
         state = run.run(evaluator)

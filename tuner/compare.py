@@ -16,13 +16,10 @@ import statistics
 import sys
 from pathlib import Path
 
-from tqdm import tqdm
-
-from engine.batch import PlayerSpec
-from engine.solver import DEFAULT_CUTOFF, MILESTONES
+from engine.defaults import DEFAULT_CUTOFF, MILESTONES
+from engine.families import get_family
 from engine.stats import Z95, mean_ci, summarize
 from engine.weights_file import MAX_DEPTH, read_weights
-from tuner.evaluation import Job, RayEvaluator
 
 MIN_GAMES = 30
 
@@ -32,6 +29,9 @@ def add_parser(subparsers) -> None:
         "compare", help="play weights files on the same seeds and test their differences"
     )
     parser.add_argument("weights", nargs="+", metavar="FILE", help="weights files to compare")
+    parser.add_argument("--family-file", action="append", default=[], metavar="PY",
+                        help="allow a weights file's family to be imported from this file "
+                             "(repeatable): a weights file alone never runs code")
     parser.add_argument("--depth", type=int,
                         help="search depth for every file (default: each file's own depth)")
     parser.add_argument("--cutoff", type=float, default=DEFAULT_CUTOFF,
@@ -71,7 +71,12 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--depth must be from 0 to {MAX_DEPTH}, got {args.depth}")
     if args.workers is not None and args.workers < 1:
         raise ValueError(f"--workers must be at least 1, got {args.workers}")
-    loaded = [read_weights(path) for path in args.weights]
+    loaded = [read_weights(path, args.family_file) for path in args.weights]
+    from tqdm import tqdm
+
+    from engine.batch import PlayerSpec
+    from tuner.evaluation import Job, RayEvaluator
+
     labels = labels_for(args.weights)
     seeds = tuple(args.seed + i for i in range(args.games))
     jobs = [
@@ -79,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
                           args.cutoff), seeds)
         for i, w in enumerate(loaded)
     ]
-    evaluator = RayEvaluator(args.address, args.workers)
+    evaluator = RayEvaluator(args.address, args.workers, families=[w.family for w in loaded])
     try:
         with tqdm(total=len(jobs) * len(seeds), unit="game", file=sys.stderr,
                   disable=None, leave=False) as bar:
@@ -91,13 +96,13 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_report(labels: list[str], jobs: list[Job], results) -> dict:
+def build_report(labels: list[str], jobs: list, results) -> dict:
     players = []
     for label, job, games in zip(labels, jobs, results):
         s = summarize(games)
         players.append({
             "name": label,
-            "family": job.spec.family,
+            "family": get_family(job.spec.family).name,
             "depth": job.spec.depth,
             "games": s.games,
             "mean": s.mean,

@@ -4,6 +4,10 @@ Every problem found is reported as ``FILE: key.path: what was expected`` (one li
 them at once); unknown keys suggest the closest valid name. ``RunConfig.resolved()`` is the
 complete config with every default filled in: it is what a run directory stores and what resume
 compares against.
+
+``family`` is a spec (``engine.families.get_family``): a built-in or registered name,
+``module:Class``, or ``file.py:Class`` relative to the config's directory. Naming a family imports
+it: a config is as trusted as the code it names.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ from typing import Any
 import yaml
 
 from engine import yaml_text
-from engine.families import FAMILIES, get_family
+from engine.families import FamilyNotFound, get_family
+from engine.families.registry import canonical_spec, family_names, relative_spec
 from tuner.errors import ConfigError
 
 MAX_TUNING_DEPTH = 5
@@ -60,7 +65,7 @@ class RunConfig:
     name: str
     output_dir: str
     seed: int
-    family: str
+    family: str  # a spec; a family file's path is absolute
     params: tuple[ParamSpec, ...]
     depth: int
     cutoff: float
@@ -100,7 +105,7 @@ class RunConfig:
                 params[p.name] = {"fixed": p.init}
         return {
             "run": {"name": self.name, "output_dir": self.output_dir, "seed": self.seed},
-            "family": self.family,
+            "family": relative_spec(self.family, self.run_dir),  # stored in the run directory
             "params": params,
             "search": {"depth": self.depth, "cutoff": self.cutoff},
             "evaluation": {
@@ -230,7 +235,9 @@ def _range(low, high) -> str:
 
 
 def load_config(path: str | os.PathLike) -> RunConfig:
-    """Read and validate a config file; raise ConfigError listing every problem."""
+    """Read and validate a config file; raise ConfigError listing every problem.
+
+    A family file it names is relative to the config's directory."""
     source = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -245,11 +252,12 @@ def load_config(path: str | os.PathLike) -> RunConfig:
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "YAML"
         problem = getattr(err, "problem", None) or "invalid YAML"
         raise ConfigError(f"{source}: {where}: invalid YAML ({problem})") from None
-    return parse_config(document, source)
+    return parse_config(document, source, Path(path).parent)
 
 
-def parse_config(document: Any, source: str) -> RunConfig:
-    """Validate an already-parsed config mapping (``source`` names it in messages)."""
+def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".") -> RunConfig:
+    """Validate an already-parsed config mapping (``source`` names it in messages; a family
+    file is relative to ``base_dir``)."""
     check = _Checker(source)
     if not isinstance(document, dict):
         raise ConfigError(f"{source}: top level: expected a mapping of sections, got "
@@ -262,14 +270,8 @@ def parse_config(document: Any, source: str) -> RunConfig:
     output_dir = check.text(run, "output_dir", "run", default="runs", what="a directory path")
     seed = check.integer(run, "seed", "run", default=0, low=0, high=2**63 - 1)
 
-    family_name = document.get("family")
-    family = None
-    if not isinstance(family_name, str) or family_name not in FAMILIES:
-        close = difflib.get_close_matches(str(family_name), list(FAMILIES), n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        check.problem("family", f"expected one of {', '.join(FAMILIES)}, got {family_name!r}{hint}")
-    else:
-        family = get_family(family_name)
+    family_spec = document.get("family")
+    family = _parse_family(check, family_spec, base_dir)
 
     params = _parse_params(check, document.get("params"), family)
 
@@ -324,7 +326,8 @@ def parse_config(document: Any, source: str) -> RunConfig:
     if check.problems:
         raise ConfigError("\n".join(check.problems))
     return RunConfig(
-        source=source, name=name, output_dir=output_dir, seed=seed, family=family.name,
+        source=source, name=name, output_dir=output_dir, seed=seed,
+        family=canonical_spec(family_spec, base_dir),
         params=params, depth=depth, cutoff=cutoff, games=games, fitness=fitness, tile=tile,
         quantile=quantile, reevaluate_best=reevaluate, sigma0=sigma0, popsize=popsize,
         max_generations=max_generations, max_games=max_games, restarts=restarts,
@@ -332,6 +335,23 @@ def parse_config(document: Any, source: str) -> RunConfig:
         max_retries=max_retries, no_worker_timeout=no_worker_timeout,
         validation_games=validation_games, validation_top_k=top_k,
     )
+
+
+def _parse_family(check: _Checker, spec: Any, base_dir: str | os.PathLike):
+    """The family a config names, or None after reporting why there is none."""
+    if isinstance(spec, str) and spec:
+        try:
+            return get_family(spec, base_dir)
+        except FamilyNotFound as err:
+            if ":" in spec:  # a module or file spec: the error says what is missing
+                check.problem("family", str(err))
+                return None
+    names = family_names()
+    close = difflib.get_close_matches(str(spec), names, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    check.problem("family", f"expected one of {', '.join(names)} (or module:Class, "
+                            f"file.py:Class), got {spec!r}{hint}")
+    return None
 
 
 def _port_ok(address: str) -> bool:

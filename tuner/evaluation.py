@@ -8,10 +8,19 @@ On Ray, all units of a generation are in flight at once; each worker process kee
 engine loaded and caches the last few solvers it built, so a unit costs one table build at most.
 Ray retries units lost with a dead worker or node (``max_retries``); an exception inside a game is
 not retried: it is reported with the candidate, the seed and the traceback.
+
+A family that is not built in reaches every worker through Ray's job-level ``runtime_env``
+(``py_modules``: a family file, or the top-level package of a family module), so nothing but
+tune2048 itself needs installing on the nodes. Every unit carries the driver's tune2048 version
+and a worker that runs another version refuses it, since the same seed must play the same game
+on every node.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import importlib.metadata
+import importlib.util
 import logging
 import os
 import time
@@ -19,14 +28,18 @@ import traceback
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from engine.batch import PlayerSpec
+from engine.families import FamilyNotFound
+from engine.families.registry import file_spec_path, is_file_spec, module_to_ship, worker_spec
 from engine.solver import GameResult, Solver
 from tuner.errors import EvaluationError
 
 log = logging.getLogger(__name__)
 
 SOLVER_CACHE_SIZE = 16  # a generation's candidates, so a worker rarely rebuilds tables
+SHIP_EXCLUDES = ["__pycache__", "*.pyc", ".git"]  # caches (numba's too) stay home
 
 
 @dataclass(frozen=True)
@@ -42,6 +55,15 @@ class GameCrash(Exception):
     """An exception raised inside a game, with the candidate, the seed and the traceback."""
 
 
+class WrongVersion(Exception):
+    """A worker runs another tune2048 version than the driver."""
+
+
+@cache
+def tune2048_version() -> str:
+    return importlib.metadata.version("tune2048")
+
+
 _solvers: OrderedDict = OrderedDict()
 
 
@@ -54,8 +76,15 @@ def _solver_for(spec: PlayerSpec) -> Solver:
     return _solvers[key]
 
 
-def play_unit(candidate: int, spec: PlayerSpec, seeds: Sequence[int]) -> list[GameResult]:
+def play_unit(
+    candidate: int, spec: PlayerSpec, seeds: Sequence[int], version: str
+) -> list[GameResult]:
     """Play one unit of games; the function every backend runs."""
+    if version != tune2048_version():
+        raise WrongVersion(
+            f"a Ray node ({os.uname().nodename}) runs tune2048 {tune2048_version()}, this "
+            f"driver {version}: install the same version on every node"
+        )
     solver = _solver_for(spec)
     results = []
     for seed in seeds:
@@ -97,7 +126,8 @@ class SerialEvaluator:
         outputs = {}
         for j, u, seeds in units:
             try:
-                outputs[(j, u)] = play_unit(jobs[j].candidate, jobs[j].spec, seeds)
+                outputs[(j, u)] = play_unit(jobs[j].candidate, jobs[j].spec, seeds,
+                                            tune2048_version())
             except GameCrash as crash:
                 raise EvaluationError(str(crash)) from None
             if progress:
@@ -109,7 +139,12 @@ class SerialEvaluator:
 
 
 class RayEvaluator:
-    """Plays units as Ray tasks on an embedded local Ray or on an existing cluster."""
+    """Plays units as Ray tasks on an embedded local Ray or on an existing cluster.
+
+    ``families``: the specs of every family the jobs will use, so that their code can be
+    shipped when Ray starts (Ray uploads local code at ``ray.init`` only). Inside a Ray that
+    someone else started, nothing is shipped and workers import family files by path.
+    """
 
     def __init__(
         self,
@@ -118,6 +153,7 @@ class RayEvaluator:
         games_per_task: int = 16,
         max_retries: int = 3,
         no_worker_timeout: float = 60.0,
+        families: Sequence[str] = (),
     ):
         import ray
 
@@ -126,9 +162,12 @@ class RayEvaluator:
         self.max_retries = max_retries
         self.no_worker_timeout = no_worker_timeout
         self.owns_ray = not ray.is_initialized()
+        self.worker_specs: dict[str, str] = {}
         if self.owns_ray:
+            runtime_env = self._ship(families)
             if address:
-                ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+                ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING,
+                         runtime_env=runtime_env)
             else:
                 ray.init(
                     address="local",  # a fresh instance, even if another cluster runs here
@@ -137,18 +176,36 @@ class RayEvaluator:
                     _node_ip_address="127.0.0.1",  # nothing listens beyond loopback
                     log_to_driver=False,
                     logging_level=logging.WARNING,
+                    runtime_env=runtime_env,
                 )
         self.workers = int(ray.cluster_resources().get("CPU", 0))
         self._remote = ray.remote(num_cpus=1, max_retries=max_retries, retry_exceptions=False)(
             play_unit
         )
 
+    def _ship(self, families: Sequence[str]) -> dict | None:
+        """The runtime_env that brings these families' code to every worker (None: nothing to
+        ship), and the spec each family goes by on the workers."""
+        shipped = []
+        for spec in dict.fromkeys(families):
+            module = module_to_ship(spec)
+            if module is None:
+                continue
+            if is_file_spec(spec):
+                _check_importable_as_module(spec)
+            shipped.append(module)
+            self.worker_specs[spec] = worker_spec(spec)
+        if not shipped:
+            return None
+        return {"py_modules": list(dict.fromkeys(shipped)), "excludes": SHIP_EXCLUDES}
+
     def play(self, jobs: Sequence[Job], progress: Callable[[int], None] | None = None):
         ray = self.ray
         units = split_units(jobs, self.games_per_task)
-        spec_refs = [ray.put(job.spec) for job in jobs]
+        spec_refs = [ray.put(self._for_workers(job.spec)) for job in jobs]
+        version = tune2048_version()
         pending = {
-            self._remote.remote(jobs[j].candidate, spec_refs[j], list(seeds)): (j, u)
+            self._remote.remote(jobs[j].candidate, spec_refs[j], list(seeds), version): (j, u)
             for j, u, seeds in units
         }
         outputs = {}
@@ -172,13 +229,17 @@ class RayEvaluator:
             raise
         return _assemble(jobs, units, outputs)
 
+    def _for_workers(self, spec: PlayerSpec) -> PlayerSpec:
+        family = self.worker_specs.get(spec.family, spec.family)
+        return dataclasses.replace(spec, family=family) if family != spec.family else spec
+
     def _get(self, ref, job: Job) -> list[GameResult]:
         ray = self.ray
         try:
             return ray.get(ref)
         except ray.exceptions.RayTaskError as err:
             cause = err.as_instanceof_cause()
-            if isinstance(cause, GameCrash):
+            if isinstance(cause, (GameCrash, WrongVersion)):
                 raise EvaluationError(str(cause.args[0] if cause.args else cause)) from None
             raise EvaluationError(f"candidate {job.candidate}: a unit of work failed: {err}") from None
         except ray.exceptions.RayError as err:
@@ -209,3 +270,16 @@ class RayEvaluator:
     def close(self) -> None:
         if self.owns_ray:
             self.ray.shutdown()
+
+
+def _check_importable_as_module(spec: str) -> None:
+    """A shipped family file is imported on the workers by its name: refuse a name that an
+    installed module already has (the workers would import that module instead)."""
+    path = file_spec_path(spec)
+    found = importlib.util.find_spec(path.stem) if path.stem.isidentifier() else None
+    if not path.stem.isidentifier() or (found and found.origin != str(path)):
+        raise FamilyNotFound(
+            f"family file {path}: Ray workers import it as module {path.stem!r}, which is "
+            f"{'not a valid module name' if found is None else 'an installed module'}: "
+            "rename the file"
+        )

@@ -11,10 +11,8 @@ from __future__ import annotations
 import argparse
 import math
 
-from engine.batch import PlayerSpec
+from engine.families import get_family
 from tuner.config import load_config
-from tuner.evaluation import Job, RayEvaluator
-from tuner.fitness import score_fitness
 from tuner.seeds import noise_seeds
 from tuner.space import SearchSpace
 
@@ -43,10 +41,15 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--games must be at least 2, got {args.games}")
     if not 0 < args.target < 1:
         raise ValueError(f"--target must be in (0, 1), got {args.target}")
+    from engine.batch import PlayerSpec  # the engine, once the arguments are known good
+    from tuner.evaluation import Job, RayEvaluator
+    from tuner.fitness import score_fitness
+
     space = SearchSpace(config)
     spec = PlayerSpec(config.family, space.weights(space.initial()), config.depth, config.cutoff)
     evaluator = RayEvaluator(config.address, args.workers or config.workers,
-                             config.games_per_task, config.max_retries)
+                             config.games_per_task, config.max_retries,
+                             families=[config.family])
     try:
         [results] = evaluator.play([Job(0, spec, tuple(noise_seeds(config.seed, args.games)))])
     finally:
@@ -57,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
                          "games; no relative noise to measure (try another fitness or start)")
     per_game_sd = fit.stderr * math.sqrt(fit.games)
     needed = recommend_games(fit.value, per_game_sd, args.target)
-    print(f"initial point of {config.source}: {config.family} at depth {config.depth}")
+    print(f"initial point of {config.source}: {get_family(config.family).name} at depth "
+          f"{config.depth}")
     print(f"fitness ({config.fitness}) over {fit.games} games: {fit.value:,.4g} "
           f"+/- {fit.stderr:,.3g} (standard error)")
     print(f"per-game spread: sd {per_game_sd:,.4g} = {per_game_sd / abs(fit.value):.2f} x mean")

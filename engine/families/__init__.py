@@ -1,22 +1,35 @@
-"""The heuristic families, by name. Add a family by writing a module and listing it here."""
+"""Heuristic families: the public API to write one, and the registry that finds one by spec.
 
-from engine.families.base import Family, LineTables, Param
-from engine.families.classic import CLASSIC
-from engine.families.combined import COMBINED
-from engine.families.features import FEATURES
-from engine.families.snake import SNAKE
+Write a family with ``Family``, ``Param``, the ``row_*`` helpers and the heuristic terms
+(``Heuristic``, ``LineSum``, ``BoardTerm``); find one with ``get_family(spec)``. A new built-in
+family is a module in this package and one line in ``registry.FAMILIES``.
+"""
 
-FAMILIES: dict[str, Family] = {f.name: f for f in (CLASSIC, SNAKE, FEATURES, COMBINED)}
+from engine.families.base import Family, Param, grid_lines, row_empty, row_ranks, row_values
+from engine.families.registry import (
+    ENTRY_POINT_GROUP,
+    FAMILIES,
+    FamilyNotFound,
+    UntrustedFamilyFile,
+    get_family,
+)
+from engine.heuristic import BoardTerm, Heuristic, HeuristicError, LineSum, combine
 
-
-def get_family(name: str) -> Family:
-    """The family called ``name``; ValueError listing the known names otherwise."""
-    try:
-        return FAMILIES[name]
-    except (KeyError, TypeError):
-        raise ValueError(
-            f"unknown heuristic family {name!r}; known families: {', '.join(FAMILIES)}"
-        ) from None
-
-
-__all__ = ["FAMILIES", "Family", "LineTables", "Param", "get_family"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "FAMILIES",
+    "BoardTerm",
+    "Family",
+    "FamilyNotFound",
+    "Heuristic",
+    "HeuristicError",
+    "LineSum",
+    "Param",
+    "UntrustedFamilyFile",
+    "combine",
+    "get_family",
+    "grid_lines",
+    "row_empty",
+    "row_ranks",
+    "row_values",
+]

@@ -1,25 +1,36 @@
-"""What a heuristic family is: named parameters, table building, and a plain-Python reference.
+"""The public family API: what a heuristic family is, and numpy helpers to build its tables.
 
-A family turns a weight vector into per-line lookup tables (65536 entries, indexed by a 16-bit
-row or by a column gathered into a row) plus at most one cheap whole-board term, so that the
-compiled search evaluates a board with a handful of lookups. ``reference`` computes the same value
-the slow, obvious way; the tests hold the two together on thousands of random boards.
+A family has ordered, named parameters (``Param``: default, documented range, meaning) and two
+evaluations of the same heuristic:
+
+- ``heuristic(weights)`` builds what the compiled search uses: an ``engine.heuristic.Heuristic``,
+  a sum of terms over 65536-entry line tables, built with numpy over all lines at once (the
+  ``row_*`` helpers give every line's ranks, values and empty count);
+- ``reference(ranks, weights)`` computes the same value the slow, obvious way, from a 4x4 grid of
+  ranks. ``tune family check`` and the tests hold the two together on thousands of boards.
+
+The built-in families (``engine/families/*.py``) are written with nothing but this API, so a
+family in a user's own file can do whatever they do.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
 
-from engine.kernels import LAYOUT_ROWS_COLUMN, LAYOUT_ROWS_HEAD, LAYOUT_SHARED
+from engine.heuristic import Heuristic
 
 
 @dataclass(frozen=True)
 class Param:
-    """One tunable weight: its name, default value, documented range and meaning."""
+    """One tunable weight: its name, default value, documented range and meaning.
+
+    The range is where the family promises finite, sensible tables: configs use it as the default
+    box and ``tune family check`` samples inside it.
+    """
 
     name: str
     default: float
@@ -28,32 +39,9 @@ class Param:
     doc: str
 
 
-@dataclass(frozen=True)
-class LineTables:
-    """What the compiled search needs, in one of three layouts (``engine.kernels``):
-
-    - ``LAYOUT_SHARED``: ``rows`` holds one table that serves all four rows and four columns.
-    - ``LAYOUT_ROWS_HEAD``: a table per row, and the snake head penalty (weight ``extra[0]``,
-      per-rank tile values ``values``).
-    - ``LAYOUT_ROWS_COLUMN``: a table per row, one ``column`` table for all four columns, and the
-      mean-tile and corner terms (weights ``extra[0]`` and ``extra[1]``).
-    """
-
-    layout: int
-    rows: tuple[np.ndarray, ...]
-    column: np.ndarray | None = None
-    extra: tuple[float, ...] = ()
-    values: np.ndarray = field(default_factory=lambda: np.zeros(16))
-
-    def __post_init__(self):
-        expected = {LAYOUT_SHARED: (1, False), LAYOUT_ROWS_HEAD: (4, False),
-                    LAYOUT_ROWS_COLUMN: (4, True)}[self.layout]
-        if (len(self.rows), self.column is not None) != expected:
-            raise ValueError(f"tables do not match layout {self.layout}")
-
-
 class Family:
-    """A parametric heuristic family. Subclasses set ``name``, ``params`` and the two evaluators."""
+    """A parametric heuristic family. Subclasses set ``name``, ``summary``, ``params`` and write
+    ``heuristic`` and ``reference``; weight vectors come in ``params`` order."""
 
     name: str = ""
     summary: str = ""
@@ -83,31 +71,44 @@ class Family:
     def named(self, vector) -> dict[str, float]:
         return {n: float(v) for n, v in zip(self.param_names, vector)}
 
-    def tables(self, weights: np.ndarray) -> LineTables:
-        """Build the lookup tables for a weight vector (in ``params`` order)."""
+    def heuristic(self, weights: np.ndarray) -> Heuristic:
+        """The heuristic for a weight vector, as terms over line tables."""
         raise NotImplementedError
 
     def reference(self, ranks: list[list[int]], weights: np.ndarray) -> float:
-        """The heuristic of a 4x4 grid of ranks, computed directly (slow; for tests)."""
+        """The heuristic of a 4x4 grid of ranks (0 = empty), computed directly."""
         raise NotImplementedError
 
 
 @cache
 def row_ranks() -> np.ndarray:
-    """All 65536 rows as a (65536, 4) array of ranks; column 0 is the lowest nibble."""
+    """Every 16-bit line as a (65536, 4) int64 array of ranks; column 0 is the lowest nibble
+    (a row's leftmost cell, a column's top cell)."""
     rows = np.arange(65536, dtype=np.int64)
-    return np.stack([(rows >> (4 * i)) & 0xF for i in range(4)], axis=1)
+    ranks = np.stack([(rows >> (4 * i)) & 0xF for i in range(4)], axis=1)
+    ranks.setflags(write=False)
+    return ranks
 
 
 @cache
 def row_values() -> np.ndarray:
-    """All 65536 rows as tile values (0 for empty), float64."""
+    """Every line as tile values, (65536, 4) float64: 2**rank, 0 for an empty cell."""
     ranks = row_ranks()
-    return np.where(ranks > 0, np.exp2(ranks), 0.0)
+    values = np.where(ranks > 0, np.exp2(ranks), 0.0)
+    values.setflags(write=False)
+    return values
+
+
+@cache
+def row_empty() -> np.ndarray:
+    """Every line's number of empty cells, (65536,) float64."""
+    empty = (row_ranks() == 0).sum(axis=1).astype(np.float64)
+    empty.setflags(write=False)
+    return empty
 
 
 def grid_lines(ranks: list[list[int]]) -> tuple[list[list[int]], list[list[int]]]:
-    """The rows (left to right) and columns (top to bottom) of a 4x4 grid."""
+    """The rows (left to right) and columns (top to bottom) of a 4x4 grid, for references."""
     rows = [list(r) for r in ranks]
     cols = [[ranks[r][c] for r in range(4)] for c in range(4)]
     return rows, cols

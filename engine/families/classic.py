@@ -19,8 +19,8 @@ from functools import cache
 
 import numpy as np
 
-from engine.families.base import Family, LineTables, Param, grid_lines, row_ranks
-from engine.kernels import LAYOUT_SHARED
+from engine.families.base import Family, Param, grid_lines, row_empty, row_ranks
+from engine.heuristic import Heuristic, LineSum
 
 
 def _merges(line: list[int]) -> int:
@@ -57,9 +57,8 @@ def _static_features() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         run = np.where(same, run + 1, np.where(tile, 0, run))
         prev = np.where(tile, rank, prev)
     merges += np.where(run > 0, 1 + run, 0)
-    empty = (ranks == 0).sum(axis=1)
     decreasing = ranks[:, :-1] > ranks[:, 1:]
-    return empty.astype(np.float64), merges.astype(np.float64), decreasing
+    return row_empty(), merges.astype(np.float64), decreasing
 
 
 def line_table(weights: np.ndarray) -> np.ndarray:
@@ -113,8 +112,8 @@ class Classic(Family):
         Param("empty_weight", 270.0, 0.0, 1e5, "bonus per empty cell"),
     )
 
-    def tables(self, weights: np.ndarray) -> LineTables:
-        return LineTables(LAYOUT_SHARED, (line_table(weights),))
+    def heuristic(self, weights: np.ndarray) -> Heuristic:
+        return Heuristic((LineSum("shared", (line_table(weights),)),))
 
     def reference(self, ranks: list[list[int]], weights: np.ndarray) -> float:
         rows, cols = grid_lines(ranks)

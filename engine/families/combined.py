@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.families.base import Family, LineTables, Param, grid_lines, row_values
+from engine.families.base import Family, Param, grid_lines, row_values
 from engine.families.classic import CLASSIC, line_reference, line_table
 from engine.families.features import GRADIENT
 from engine.families.snake import path_index
-from engine.kernels import LAYOUT_ROWS_COLUMN
+from engine.heuristic import BoardTerm, Heuristic, LineSum
 
 CLASSIC_PARAMS = len(CLASSIC.params)
 
@@ -37,7 +37,7 @@ class Combined(Family):
         Param("corner_weight", 0.0, 0.0, 1e5, "bonus per rank of the top tile in the corner"),
     )
 
-    def tables(self, weights: np.ndarray) -> LineTables:
+    def heuristic(self, weights: np.ndarray) -> Heuristic:
         line = line_table(weights[:CLASSIC_PARAMS])
         snake_w, decay, gradient_w, corner_w = (float(w) for w in weights[CLASSIC_PARAMS:])
         values = row_values()
@@ -48,8 +48,11 @@ class Combined(Family):
                 for c in range(4)
             ]
             rows.append(line + values @ np.array(cell_weights))
-        # the mean-tile term of the layout is unused (weight 0)
-        return LineTables(LAYOUT_ROWS_COLUMN, tuple(rows), column=line, extra=(0.0, corner_w))
+        # every column uses the classic table: one array, stored once in the workspace
+        return Heuristic((
+            LineSum("per_line", tuple(rows) + (line,) * 4),
+            BoardTerm("corner", corner_w),
+        ))
 
     def reference(self, ranks: list[list[int]], weights: np.ndarray) -> float:
         classic = weights[:CLASSIC_PARAMS]

@@ -32,9 +32,16 @@ from functools import cache
 
 import numpy as np
 
-from engine.families.base import Family, LineTables, Param, grid_lines, row_ranks, row_values
+from engine.families.base import (
+    Family,
+    Param,
+    grid_lines,
+    row_empty,
+    row_ranks,
+    row_values,
+)
 from engine.families.snake import path_index
-from engine.kernels import LAYOUT_ROWS_COLUMN
+from engine.heuristic import BoardTerm, Heuristic, LineSum
 
 GRADIENT = ((10, 9, 8, 7), (9, 5, 4, 3), (8, 4, 2, 2), (7, 3, 2, 1))
 
@@ -91,15 +98,14 @@ class Features(Family):
         Param("corner", 0.5, -1e3, 1e3, "weight of the top rank when it sits in the corner"),
     )
 
-    def tables(self, weights: np.ndarray) -> LineTables:
+    def heuristic(self, weights: np.ndarray) -> Heuristic:
         w = self.named(weights)
-        ranks = row_ranks()
         values = row_values()
         line = _static_line_features()
         shared = sum(w[name] * line[name] for name in LINE_FEATURES)
         per_row_static = (
             shared
-            + w["empty"] * (ranks == 0).sum(axis=1)
+            + w["empty"] * row_empty()
             + w["sum"] * values.sum(axis=1)
             + w["sum_squares"] * (values**2).sum(axis=1)
         )
@@ -109,9 +115,11 @@ class Features(Family):
             snake = np.array([4.0 ** -path_index(r, c) for c in range(4)])
             rows.append(per_row_static + values @ (w["gradient"] * grad + w["snake"] * snake))
         col = np.asarray(shared, dtype=np.float64)
-        return LineTables(
-            LAYOUT_ROWS_COLUMN, tuple(rows), column=col, extra=(w["average"], w["corner"])
-        )
+        return Heuristic((
+            LineSum("per_line", tuple(rows) + (col,) * 4),
+            BoardTerm("mean_tile", w["average"]),
+            BoardTerm("corner", w["corner"]),
+        ))
 
     def reference(self, ranks: list[list[int]], weights: np.ndarray) -> float:
         return sum(w * f for w, f in zip(weights, self.feature_values(ranks)))

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.families.base import Family, LineTables, Param, row_ranks
-from engine.kernels import LAYOUT_ROWS_HEAD
+from engine.families.base import Family, Param, row_empty, row_ranks
+from engine.heuristic import BoardTerm, Heuristic, LineSum
 
 
 def path_index(row: int, col: int) -> int:
@@ -44,17 +44,18 @@ class Snake(Family):
         Param("empty_weight", 0.0, 0.0, 1e5, "bonus per empty cell, in units of v"),
     )
 
-    def tables(self, weights: np.ndarray) -> LineTables:
+    def heuristic(self, weights: np.ndarray) -> Heuristic:
         decay, tile_power, head_penalty, empty_weight = (float(w) for w in weights)
         values = tile_values(tile_power)
-        ranks = row_ranks()
-        cell_values = values[ranks]
-        empty = (ranks == 0).sum(axis=1)
+        cell_values = values[row_ranks()]
         rows = []
         for r in range(4):
             path_weights = np.array([decay ** path_index(r, c) for c in range(4)])
-            rows.append(cell_values @ path_weights + empty_weight * empty)
-        return LineTables(LAYOUT_ROWS_HEAD, tuple(rows), extra=(head_penalty,), values=values)
+            rows.append(cell_values @ path_weights + empty_weight * row_empty())
+        return Heuristic((
+            LineSum("per_row", tuple(rows)),
+            BoardTerm("head_penalty", head_penalty, values),
+        ))
 
     def reference(self, ranks: list[list[int]], weights: np.ndarray) -> float:
         decay, tile_power, head_penalty, empty_weight = (float(w) for w in weights)

@@ -12,7 +12,7 @@ import pytest
 
 from engine import kernels
 from engine.board import parse_board, ranks_to_board
-from engine.families import FAMILIES, get_family
+from engine.families import FAMILIES, LineSum, get_family
 from engine.families.classic import CLASSIC
 from engine.families.combined import COMBINED
 from engine.families.features import FEATURES, GRADIENT
@@ -22,35 +22,42 @@ from engine.workspace import build_workspace
 
 
 def raw_workspace(family, weights) -> tuple[np.ndarray, tuple]:
-    """A workspace and layout for ``weights`` whose floor is off (tau = -inf)."""
-    tables = family.tables(np.asarray(weights, dtype=np.float64))
-    ws, layout = build_workspace(tables, 0.0, False, 1)
+    """A workspace and terms for ``weights`` whose floor is off (tau = -inf)."""
+    heuristic = family.heuristic(np.asarray(weights, dtype=np.float64))
+    ws, terms = build_workspace(heuristic, 0.0, False, 1)
     ws[kernels.WS_FLOOR] = -np.inf  # h >= -inf always: heuristic_value returns the raw h
-    return ws, layout
+    return ws, terms
 
 
 def raw_value(workspace: tuple[np.ndarray, tuple], board: int) -> float:
-    ws, layout = workspace
-    return float(kernels.heuristic_value(np.uint64(board), ws, layout))
+    ws, terms = workspace
+    return float(kernels.heuristic_value(np.uint64(board), ws, terms))
 
 
-def line_tables(tables) -> list:
-    """The table each line (rows 0-3, then columns 0-3) is looked up in; None: no column term."""
-    if tables.layout == kernels.LAYOUT_SHARED:
-        return [tables.rows[0]] * 8
-    columns = [tables.column] * 4 if tables.column is not None else [None] * 4
-    return list(tables.rows) + columns
+def line_tables(term: LineSum) -> list:
+    """The table each line (rows 0-3, then columns 0-3) is looked up in; None: no lookup."""
+    tables = list(term.tables)
+    return {
+        "shared": tables * 8,
+        "rows_cols": tables[:1] * 4 + tables[1:] * 4,
+        "per_row": tables + [None] * 4,
+        "per_line": tables,
+    }[term.layout]
 
 
-def table_magnitude(tables, ranks) -> tuple[float, float]:
-    """(signed sum, sum of absolute values) of the line-table entries this board looks up."""
+def table_magnitude(heuristic, ranks) -> tuple[float, float]:
+    """(signed sum, sum of absolute values) of the identity line-table entries this board looks
+    up, weights included; the other terms are left to the caller."""
     rows = [sum(ranks[r][c] << (4 * c) for c in range(4)) for r in range(4)]
     cols = [sum(ranks[r][c] << (4 * r) for r in range(4)) for c in range(4)]  # top to bottom
     signed = magnitude = 0.0
-    for table, code in zip(line_tables(tables), rows + cols, strict=True):
-        if table is not None:
-            signed += table[code]
-            magnitude += abs(table[code])
+    for term in heuristic.terms:
+        if not isinstance(term, LineSum) or term.combiner != "identity":
+            continue
+        for table, code in zip(line_tables(term), rows + cols, strict=True):
+            if table is not None:
+                signed += term.weight * table[code]
+                magnitude += abs(term.weight * table[code])
     return signed, magnitude
 
 
@@ -119,15 +126,15 @@ def test_table_heuristic_matches_reference_on_random_boards(family):
     densities = (0.0, 0.15, 0.4, 0.7, 0.9, 1.0)
     mismatches = []
     for weights in weight_sets:
-        tables = family.tables(weights)
+        heuristic = family.heuristic(weights)
         ws = raw_workspace(family, weights)
         for i in range(1000):
             ranks = random_ranks(rng, densities[i % len(densities)])
             expected = family.reference(ranks, weights)
             got = raw_value(ws, ranks_to_board(ranks))
             # floating error scales with the size of the terms, not of their (cancelling) sum
-            lines, magnitude = table_magnitude(tables, ranks)
-            magnitude += abs(expected - lines)  # the whole-board term
+            lines, magnitude = table_magnitude(heuristic, ranks)
+            magnitude += abs(expected - lines)  # the other terms
             if not math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-9 * magnitude + 1e-12):
                 mismatches.append((ranks, list(weights), got, expected))
     assert mismatches == []
@@ -156,8 +163,8 @@ def test_solver_evaluate_is_the_floored_reference(family):
 
 def test_floor_is_a_millionth_of_the_largest_table_entry():
     solver = Solver("classic", depth=0)
-    tables = CLASSIC.tables(CLASSIC.vector(solver.weights))
-    largest = max(float(np.abs(t).max()) for t in line_tables(tables))
+    [term] = CLASSIC.heuristic(CLASSIC.vector(solver.weights)).terms
+    largest = float(np.abs(term.tables[0]).max())
     assert solver._ws[kernels.WS_FLOOR] == pytest.approx(largest * 1e-6, rel=1e-12)
 
 
