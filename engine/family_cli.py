@@ -51,9 +51,11 @@ def list_families(args: argparse.Namespace) -> int:
             print(f"{name}  ({where}): cannot be loaded: {error}\n")
             continue
         print(f"{name}  ({where}): {family.summary}")
-        width = max(len(p.name) for p in family.params)
-        for p in family.params:
-            print(f"  {p.name:<{width}}  default {p.default:<10g} range [{p.low:g}, {p.high:g}]"
+        ranges = [f"[{p.low:g}, {p.high:g}]" for p in family.params]
+        name_width = max(len(p.name) for p in family.params)
+        range_width = max(map(len, ranges))
+        for p, box in zip(family.params, ranges):
+            print(f"  {p.name:<{name_width}}  default {p.default:<10g} range {box:<{range_width}}"
                   f"  {p.doc}")
         print()
     return 0

@@ -5,7 +5,15 @@ Write a family with ``Family``, ``Param``, the ``row_*`` helpers and the heurist
 family is a module in this package and one line in ``registry.FAMILIES``.
 """
 
-from engine.families.base import Family, Param, grid_lines, row_empty, row_ranks, row_values
+from engine.families.base import (
+    Family,
+    Param,
+    grid_lines,
+    rank_powers,
+    row_empty,
+    row_ranks,
+    row_values,
+)
 from engine.families.registry import (
     ENTRY_POINT_GROUP,
     FAMILIES,
@@ -29,6 +37,7 @@ __all__ = [
     "combine",
     "get_family",
     "grid_lines",
+    "rank_powers",
     "row_empty",
     "row_ranks",
     "row_values",

@@ -94,9 +94,21 @@ def row_ranks() -> np.ndarray:
 def row_values() -> np.ndarray:
     """Every line as tile values, (65536, 4) float64: 2**rank, 0 for an empty cell."""
     ranks = row_ranks()
-    values = np.where(ranks > 0, np.exp2(ranks), 0.0)
+    values = np.where(ranks > 0, np.left_shift(1, ranks), 0).astype(np.float64)  # exact
     values.setflags(write=False)
     return values
+
+
+def rank_powers(exponent: float) -> np.ndarray:
+    """r ** exponent for the ranks r = 0..15, as 16 floats (0 ** a negative exponent is inf).
+
+    Computed with Python's ``math.pow``, the C library's result on every CPU: numpy's vectorised
+    power picks a SIMD implementation by CPU, and two machines can then differ in the last bit of
+    a table entry, and so, rarely, in a move. Build per-rank values this way (or in plain Python),
+    and index them with ``row_ranks()``, to play the same games everywhere.
+    """
+    return np.array([math.pow(r, exponent) if r or exponent >= 0 else math.inf
+                     for r in range(16)])
 
 
 @cache

@@ -19,7 +19,7 @@ from functools import cache
 
 import numpy as np
 
-from engine.families.base import Family, Param, grid_lines, row_empty, row_ranks
+from engine.families.base import Family, Param, grid_lines, rank_powers, row_empty, row_ranks
 from engine.heuristic import Heuristic, LineSum
 
 
@@ -67,8 +67,7 @@ def line_table(weights: np.ndarray) -> np.ndarray:
     lost, mono_pow, mono_w, sum_pow, sum_w, merges_w, empty_w = weights
     ranks = row_ranks()
     empty, merges, decreasing = _static_features()
-    rank_values = np.arange(16, dtype=np.float64)
-    mono_p = (rank_values**mono_pow)[ranks]  # 16 powers, looked up: cheap per candidate
+    mono_p = rank_powers(mono_pow)[ranks]  # 16 powers, looked up: cheap per candidate
     diff = mono_p[:, :-1] - mono_p[:, 1:]  # r[i-1]^p - r[i]^p
     mono_left = np.where(decreasing, diff, 0.0).sum(axis=1)
     mono_right = np.where(decreasing, 0.0, -diff).sum(axis=1)
@@ -77,7 +76,7 @@ def line_table(weights: np.ndarray) -> np.ndarray:
         + empty_w * empty
         + merges_w * merges
         - mono_w * np.minimum(mono_left, mono_right)
-        - sum_w * (rank_values**sum_pow)[ranks].sum(axis=1)
+        - sum_w * rank_powers(sum_pow)[ranks].sum(axis=1)
     )
 
 

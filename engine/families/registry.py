@@ -122,6 +122,8 @@ def get_family(
     canonical = canonical_spec(spec, base_dir)
     if is_file_spec(spec):
         path = file_spec_path(spec, base_dir)
+        if not path.is_file():
+            raise FamilyNotFound(f"family file {path} not found")
         if allow_files is not True and not _is_one_of(path, allow_files or ()):
             raise UntrustedFamilyFile(
                 f"family {spec!r} is code in a file, which runs only when you name the file "
@@ -178,8 +180,6 @@ def _is_one_of(path: Path, allowed: Collection[str | os.PathLike]) -> bool:
 
 
 def _import_file(path: Path) -> ModuleType:
-    if not path.is_file():
-        raise FamilyNotFound(f"family file {path} not found")
     # one module per file path, under a name no other import uses
     name = "tune2048_family_" + hashlib.sha256(str(path).encode()).hexdigest()[:16]
     if name in sys.modules:

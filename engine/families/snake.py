@@ -17,6 +17,8 @@ matrix is decay 1/4 with no penalty.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from engine.families.base import Family, Param, row_empty, row_ranks
@@ -29,9 +31,9 @@ def path_index(row: int, col: int) -> int:
 
 
 def tile_values(tile_power: float) -> np.ndarray:
-    """v(rank) for ranks 0..15: 0 for empty, (2**rank) ** tile_power otherwise."""
-    ranks = np.arange(16, dtype=np.float64)
-    return np.where(ranks > 0, np.exp2(ranks * tile_power), 0.0)
+    """v(rank) for ranks 0..15: 0 for empty, (2**rank) ** tile_power otherwise (``math.pow``,
+    the same on every CPU; see ``engine.families.base.rank_powers``)."""
+    return np.array([math.pow(2.0**r, tile_power) if r else 0.0 for r in range(16)])
 
 
 class Snake(Family):

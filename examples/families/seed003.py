@@ -38,8 +38,8 @@ from engine.families import (
 
 CORNER_SCALE = 65536.0  # the geometric sequence's first term, 2**16
 RANKS = np.arange(16, dtype=np.float64)
-LOG_CORNER = np.log(CORNER_SCALE * np.maximum(RANKS, 1.0))  # v(0) is never used: a tile is top
-LOG_CORNER[0] = 0.0
+# ln(65536 * rank), with Python's math (the same on every CPU); v(0) is never used
+LOG_CORNER = np.array([math.log(CORNER_SCALE * r) if r else 0.0 for r in range(16)])
 
 
 def cell_weight(row: int, col: int) -> float:

@@ -13,7 +13,7 @@ import pytest
 from engine import kernels
 from engine.board import parse_board, ranks_to_board
 from engine.families import FAMILIES, LineSum, get_family
-from engine.families.classic import CLASSIC
+from engine.families.classic import CLASSIC, line_reference
 from engine.families.combined import COMBINED
 from engine.families.features import FEATURES, GRADIENT
 from engine.families.snake import SNAKE, path_index
@@ -419,3 +419,20 @@ def test_combined_prefers_the_top_tile_in_its_corner():
     for positional in ([1.0, 0.25, 0.0, 0.0], [0.0, 0.25, 1.0, 0.0], [0.0, 0.25, 0.0, 100.0]):
         ws = raw_workspace(COMBINED, np.concatenate([classic_weights, positional]))
         assert raw_value(ws, left) > raw_value(ws, right), positional
+
+
+def test_rank_powers_are_the_c_librarys_on_every_cpu():
+    """Per-rank powers come from math.pow, not numpy's CPU-dispatched SIMD power."""
+    from engine.families import rank_powers
+
+    for exponent in (0.5, 1.0, 3.5, 4.0, 7.25, 0.0):
+        assert rank_powers(exponent).tolist() == [math.pow(r, exponent) for r in range(16)]
+    assert rank_powers(-1.0)[0] == math.inf and rank_powers(-1.0)[2] == 0.5
+    weights = CLASSIC.vector(CLASSIC.defaults())
+    [term] = CLASSIC.heuristic(weights).terms
+    line = [15, 9, 0, 5]  # a line whose table entry once differed by an ulp between CPUs
+    code = sum(r << (4 * i) for i, r in enumerate(line))
+    mono_pow, sum_pow = weights[1], weights[3]
+    assert term.tables[0][code] == pytest.approx(line_reference(line, weights), rel=1e-12)
+    assert rank_powers(sum_pow)[15] == math.pow(15, sum_pow)
+    assert rank_powers(mono_pow)[9] == math.pow(9, mono_pow)

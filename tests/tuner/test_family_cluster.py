@@ -1,0 +1,84 @@
+"""A family's code reaches every node of a Ray cluster through runtime_env, and every node must
+run the driver's tune2048 version."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from ray.cluster_utils import Cluster
+
+from engine.batch import PlayerSpec
+from engine.families import FAMILIES
+from engine.families.registry import canonical_spec
+from tuner import evaluation
+from tuner.errors import EvaluationError
+from tuner.evaluation import Job, RayEvaluator, SerialEvaluator
+
+FAMILY = '''
+import numpy as np
+
+from engine.families import Family, Heuristic, LineSum, Param, grid_lines, row_empty
+
+
+class Shipped(Family):
+    name = "shipped"
+    params = (Param("empty", 2.0, 0.0, 10.0, "weight per empty cell"),)
+
+    def heuristic(self, weights):
+        return Heuristic((LineSum("shared", (weights[0] * row_empty(),)),))
+
+    def reference(self, ranks, weights):
+        rows, cols = grid_lines(ranks)
+        return float(weights[0]) * sum(line.count(0) for line in rows + cols)
+'''
+
+
+@pytest.fixture
+def cluster():
+    """A head with no CPU and two worker nodes of one CPU each: every game runs on a worker."""
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+    for _ in range(2):
+        cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    yield cluster
+    cluster.shutdown()
+
+
+def test_a_family_file_in_a_temporary_directory_reaches_every_worker(cluster, tmp_path):
+    home = tmp_path / "only-here"
+    home.mkdir()
+    (home / "shipped_family_test.py").write_text(FAMILY, encoding="utf-8")
+    (home / "__pycache__").mkdir()  # caches stay home
+    spec = canonical_spec(f"{home / 'shipped_family_test.py'}:Shipped")
+    jobs = [Job(i, PlayerSpec(spec, {"empty": w}, 0, 0.0), tuple(range(10, 18)))
+            for i, w in enumerate((2.0, 0.5))]
+    expected = SerialEvaluator(games_per_task=2).play(jobs)
+    evaluator = RayEvaluator(address=cluster.address, games_per_task=2, families=[spec])
+    try:
+        shutil.rmtree(home)  # from now on, the code exists only where Ray put it
+        on_ray = evaluator.play(jobs)
+    finally:
+        evaluator.close()
+    assert [[(g.seed, g.score, g.final_board) for g in games] for games in on_ray] == \
+        [[(g.seed, g.score, g.final_board) for g in games] for games in expected]
+
+
+def test_a_file_named_like_an_installed_module_is_refused_before_ray_starts(tmp_path):
+    (tmp_path / "json.py").write_text(FAMILY, encoding="utf-8")
+    with pytest.raises(ValueError, match="Ray workers import it as module 'json', which is an "
+                                         "installed module: rename the file"):
+        RayEvaluator(families=[canonical_spec(f"{tmp_path / 'json.py'}:Shipped")])
+
+
+def test_a_node_of_another_tune2048_version_is_refused(cluster, monkeypatch):
+    evaluator = RayEvaluator(address=cluster.address, games_per_task=4)
+    monkeypatch.setattr(evaluation, "tune2048_version", lambda: "0.0.0-elsewhere")  # the driver
+    jobs = [Job(0, PlayerSpec("classic", FAMILIES["classic"].defaults(), 0, 0.0), (1, 2, 3))]
+    try:
+        with pytest.raises(EvaluationError, match=r"runs tune2048 \S+, this driver "
+                                                  r"0\.0\.0-elsewhere: install the same version "
+                                                  "on every node"):
+            evaluator.play(jobs)
+    finally:
+        evaluator.close()
