@@ -7,6 +7,7 @@ import json
 
 from engine.families import Family, FamilyNotFound, get_family
 from engine.families.registry import family_names, origin
+from engine.usage import UsageError
 
 
 def add_parsers(subparsers) -> None:
@@ -76,7 +77,7 @@ def check_one(args: argparse.Namespace) -> int:
     from engine.families.check import FamilyCheckError, check_family  # imports the engine
 
     if args.boards < 1:
-        raise ValueError(f"--boards must be at least 1, got {args.boards}")
+        raise UsageError(f"--boards must be at least 1, got {args.boards}")
     family = get_family(args.spec)
     try:
         passed = check_family(family, args.boards, args.seed)

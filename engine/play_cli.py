@@ -8,14 +8,25 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from typing import TYPE_CHECKING
 
+from engine import finite
 from engine.board import format_board, parse_board_text
 from engine.defaults import DEFAULT_CUTOFF, MILESTONES
-from engine.families import get_family
+from engine.families import FamilyNotFound, HeuristicError, get_family
 from engine.families.registry import canonical_spec
+from engine.usage import (
+    MAX_GAMES,
+    MAX_PROCESSES,
+    UsageError,
+    check_cutoff,
+    check_int,
+    check_seed_range,
+    shorten,
+)
 from engine.weights_file import MAX_DEPTH, read_weights
 
 if TYPE_CHECKING:
@@ -23,6 +34,8 @@ if TYPE_CHECKING:
     from engine.stats import Summary
 
 PROGRESS_MIN_GAMES = 20
+MAX_DELAY = 60.0  # seconds between moves with --watch
+MAX_BOARD_TEXT = 120  # characters of --board: 16 tiles of up to 5 digits, separators, spaces
 
 
 def add_parser(subparsers) -> None:
@@ -47,14 +60,19 @@ def add_parser(subparsers) -> None:
         "--depth", type=int, help="search depth (default: the weights file's, or 1)"
     )
     parser.add_argument(
-        "--cutoff", type=float, default=DEFAULT_CUTOFF, help="probability cutoff (0: exact)"
+        "--cutoff", type=float, default=DEFAULT_CUTOFF,
+        help="probability cutoff, in [0, 1) (0: exact)",
     )
-    parser.add_argument("--games", type=int, default=10, help="number of games (default 10)")
-    parser.add_argument("--seed", type=int, default=0, help="game i plays seed SEED + i")
-    parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument("--games", type=int, default=10,
+                        help=f"number of games, 1 to {MAX_GAMES} (default 10)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="game i plays seed SEED + i, a 64-bit seed (default 0)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help=f"worker processes, 1 to {MAX_PROCESSES} (default 1)")
     parser.add_argument("--watch", action="store_true", help="show one game's board as it goes")
     parser.add_argument(
-        "--delay", type=float, default=0.05, help="seconds between moves with --watch"
+        "--delay", type=float, default=0.05,
+        help=f"seconds between moves with --watch, 0 to {MAX_DELAY:g} (default 0.05)",
     )
     parser.add_argument(
         "--board", metavar="ROWS", help='advise a move: tiles row by row, "2 0 0 2 / 0 4 0 0 / ..."'
@@ -63,37 +81,65 @@ def add_parser(subparsers) -> None:
     parser.set_defaults(handler=run)
 
 
-def build_spec(args: argparse.Namespace) -> PlayerSpec:
-    """The player the arguments describe; raises ValueError with a one-line message."""
-    from engine.batch import PlayerSpec
+def check_args(args: argparse.Namespace) -> None:
+    """Refuse bad arguments before any file is read or the engine is loaded (``UsageError``)."""
+    check_int("--depth", args.depth, 0, MAX_DEPTH)
+    check_cutoff(args.cutoff)
+    check_int("--games", args.games, 1, MAX_GAMES)
+    check_seed_range(args.seed, args.games)
+    check_int("--workers", args.workers, 1, MAX_PROCESSES)
+    if not (math.isfinite(args.delay) and 0.0 <= args.delay <= MAX_DELAY):
+        raise UsageError(f"--delay must be from 0 to {MAX_DELAY:g} seconds, got {args.delay}")
+    if args.board is not None and len(args.board) > MAX_BOARD_TEXT:
+        raise UsageError(f"--board must be 4 rows of 4 tiles (\"2 0 0 2 / 0 4 0 0 / ...\"), got "
+                         f"{len(args.board)} characters: {shorten(repr(args.board))}")
 
-    if args.depth is not None and not 0 <= args.depth <= MAX_DEPTH:
-        raise ValueError(f"--depth must be from 0 to {MAX_DEPTH}, got {args.depth}")
-    if not 0.0 <= args.cutoff < 1.0:
-        raise ValueError(f"--cutoff must be in [0, 1), got {args.cutoff}")
+
+def build_spec(args: argparse.Namespace) -> PlayerSpec:
+    """The player the arguments describe; raises a ``ValueError`` subclass with a one-line
+    message: ``UsageError``, ``WeightsFileError``, ``FamilyNotFound``, or ``HeuristicError``
+    naming the weights file (or the family) and the weight whose heuristic is not finite."""
+    check_args(args)
     if args.weights:
         loaded = read_weights(args.weights, args.family_file)
         depth = loaded.depth if args.depth is None else args.depth
+        check_finite(args.weights, loaded.family, loaded.weights)
+        from engine.batch import PlayerSpec  # the engine, once the input is known good
+
         return PlayerSpec(loaded.family, loaded.weights, depth, args.cutoff)
     spec = canonical_spec(args.family or "classic")
-    family = get_family(spec)
+    try:
+        family = get_family(spec)
+    except FamilyNotFound as err:
+        raise FamilyNotFound(f"--family: {err}") from None
+    check_finite(f"--family {args.family or 'classic'}", spec, family.defaults())
+    from engine.batch import PlayerSpec  # the engine, once the input is known good
+
     return PlayerSpec(spec, family.defaults(), 1 if args.depth is None else args.depth,
                       args.cutoff)
 
 
+def check_finite(source: str, spec: str, weights: dict[str, float]) -> None:
+    """Refuse weights whose heuristic is not finite before any game (a worker process would
+    fail with a traceback): ``SOURCE: weights.NAME: at VALUE the heuristic is not finite ...``."""
+    family = get_family(spec)
+    try:
+        finite.check_weights(family, family.vector(weights))
+    except HeuristicError as err:
+        raise HeuristicError(f"{source}: {err}") from None
+
+
 def run(args: argparse.Namespace) -> int:
+    check_args(args)
+    board = None if args.board is None else parse_board_text(args.board)
+    spec = build_spec(args)
     from tqdm import tqdm
 
     from engine.batch import play_games
     from engine.stats import summarize
 
-    spec = build_spec(args)
-    if args.board is not None:
-        return advise(spec, parse_board_text(args.board))
-    if args.games < 1:
-        raise ValueError(f"--games must be at least 1, got {args.games}")
-    if args.workers < 1:
-        raise ValueError(f"--workers must be at least 1, got {args.workers}")
+    if board is not None:
+        return advise(spec, board)
     if args.watch:
         return watch(spec, args.seed, args.delay)
     seeds = [args.seed + i for i in range(args.games)]

@@ -34,10 +34,13 @@ from engine import yaml_text
 from engine.atomic import atomic_write
 from engine.families import FamilyNotFound, UntrustedFamilyFile, get_family
 from engine.families.registry import canonical_spec, relative_spec
+from engine.usage import echo, shorten
 
 FORMAT_MARKER = "tune2048-weights"
 FORMAT_VERSION = 1
 MAX_DEPTH = 8
+MAX_BYTES = 1 << 20  # a weights file is a few hundred bytes; more is not one (or /dev/zero)
+MAX_SPEC = 256  # characters of a family spec
 TOP_LEVEL_KEYS = ("format", "version", "family", "depth", "weights", "provenance")
 
 
@@ -86,9 +89,12 @@ def read_weights(
         family_files: family files the user named: the only files whose code this may import.
     """
     try:
-        raw = Path(path).read_bytes()
+        with Path(path).open("rb") as file:
+            raw = file.read(MAX_BYTES + 1)  # never more: the path may be /dev/zero
     except OSError as err:
         raise WeightsFileError(f"{path}: cannot read weights file: {err.strerror}") from None
+    if len(raw) > MAX_BYTES:
+        raise WeightsFileError(f"{path}: not a weights file (larger than {MAX_BYTES // 1024} KiB)")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -116,25 +122,34 @@ def parse_weights(
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = f"line {mark.line + 1}" if mark else "YAML"
-        raise fail(line, "invalid YAML") from None
+        problem = getattr(err, "problem", None) or "not YAML"
+        raise fail(line, f"invalid YAML ({shorten(str(problem))})") from None
+    except ValueError as err:  # e.g. an integer of more than 4300 digits
+        raise fail("YAML", f"invalid YAML ({shorten(str(err))})") from None
     if document is None:
         raise WeightsFileError(f"{source}: the weights file is empty")
     if not isinstance(document, dict):
-        raise fail("top level", f"expected a mapping, got {type(document).__name__}")
+        raise fail("top level", f"expected a mapping, got {type(document).__name__} "
+                                f"{echo(document)}")
     unknown = sorted(str(k) for k in document if k not in TOP_LEVEL_KEYS)
     if unknown:
-        raise fail(unknown[0], f"unknown field (expected one of {', '.join(TOP_LEVEL_KEYS)})")
+        raise fail(shorten(unknown[0]),
+                   f"unknown field (expected one of {', '.join(TOP_LEVEL_KEYS)})")
     for key in TOP_LEVEL_KEYS[:-1]:
         if key not in document:
             raise fail(key, "missing field")
     if document["format"] != FORMAT_MARKER:
-        raise fail("format", f"expected {FORMAT_MARKER!r}, got {document['format']!r}")
+        raise fail("format", f"expected {FORMAT_MARKER!r}, got {echo(document['format'])}")
     version = document["version"]
-    if version != FORMAT_VERSION or isinstance(version, bool):
-        raise fail("version", f"unsupported version {version!r} (this engine reads {FORMAT_VERSION})")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise fail("version", f"expected the integer {FORMAT_VERSION}, got {echo(version)}")
+    if version != FORMAT_VERSION:
+        raise fail("version", f"unsupported version {echo(version)} (this engine reads "
+                              f"{FORMAT_VERSION})")
     spec = document["family"]
-    if not isinstance(spec, str):
-        raise fail("family", f"expected a family name or spec, got {spec!r}")
+    if not isinstance(spec, str) or not spec or len(spec) > MAX_SPEC:
+        raise fail("family", f"expected a family name or spec of at most {MAX_SPEC} characters, "
+                             f"got {echo(spec)}")
     try:
         family = get_family(spec, directory, family_files)
     except UntrustedFamilyFile as err:
@@ -143,32 +158,33 @@ def parse_weights(
         raise fail("family", str(err)) from None
     depth = document["depth"]
     if isinstance(depth, bool) or not isinstance(depth, int) or not 0 <= depth <= MAX_DEPTH:
-        raise fail("depth", f"expected an integer from 0 to {MAX_DEPTH}, got {depth!r}")
+        raise fail("depth", f"expected an integer from 0 to {MAX_DEPTH}, got {echo(depth)}")
     weights = document["weights"]
     if not isinstance(weights, dict):
-        raise fail("weights", "expected a mapping of parameter names to numbers")
+        raise fail("weights", f"expected a mapping of parameter names to numbers, got "
+                              f"{echo(weights)}")
     for name in family.param_names:
         if name not in weights:
-            raise fail(f"weights.{name}", f"missing parameter of family {spec!r}")
+            raise fail(f"weights.{name}", f"missing parameter of family {echo(spec)}")
     values: dict[str, float] = {}
     for name, value in weights.items():
+        where = f"weights.{shorten(str(name))}"
         if name not in family.param_names:
-            raise fail(
-                f"weights.{name}",
-                f"not a parameter of family {spec!r} ({', '.join(family.param_names)})",
-            )
+            raise fail(where, f"not a parameter of family {echo(spec)} "
+                              f"({', '.join(family.param_names)})")
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise fail(f"weights.{name}", f"expected a number, got {value!r}")
+            raise fail(where, f"expected a number, got {echo(value)}")
         try:
             number = float(value)
         except OverflowError:
-            number = math.inf
+            raise fail(where, f"expected a finite number, got an integer of {len(str(value))} "
+                              "digits (beyond a float's range)") from None
         if not math.isfinite(number):
-            raise fail(f"weights.{name}", f"expected a finite number, got {value!r}")
+            raise fail(where, f"expected a finite number, got {echo(value)}")
         values[name] = number
     provenance = document.get("provenance") or {}
     if not isinstance(provenance, dict):
-        raise fail("provenance", "expected a mapping")
+        raise fail("provenance", f"expected a mapping, got {echo(provenance)}")
     ordered = {name: values[name] for name in family.param_names}
     return WeightsFile(family=canonical_spec(spec, directory), weights=ordered, depth=depth,
                        provenance=provenance)

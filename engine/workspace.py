@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine import finite
 from engine import kernels as k
 from engine.heuristic import BoardTerm, Heuristic, HeuristicError, LineSum
 
@@ -67,6 +68,9 @@ def check(heuristic: Heuristic) -> None:
         else:
             raise HeuristicError(f"term {i}: expected a LineSum or a BoardTerm, got "
                                  f"{type(term).__name__}")
+    problem = finite.terms_problem(heuristic)  # finite tables can still sum to inf
+    if problem:
+        raise HeuristicError(problem)
 
 
 def _known(name, registry: dict, what: str, where: str) -> None:

@@ -143,7 +143,11 @@ def _core_constructor(name: str, pattern: re.Pattern, convert):
         if not pattern.fullmatch(text):
             raise ConstructorError(None, None, f"{_echo(text)} is not a YAML 1.2 {name}",
                                    node.start_mark)
-        return convert(text)
+        try:
+            return convert(text)
+        except ValueError:  # an integer longer than Python converts (sys.get_int_max_str_digits)
+            message = f"a number of {len(text)} digits is too long (at most 4300 digits)"
+            raise ConstructorError(None, None, message, node.start_mark) from None
 
     return construct
 

@@ -28,9 +28,16 @@ QUICK = REPO_ROOT / "configs" / "quick.yaml"
 CASES: list[dict[str, Any]] = yaml.safe_load(
     (CORPUS / "cases.yaml").read_text(encoding="utf-8")
 )["cases"]
-KINDS = ("config", "weights", "checkpoint", "board")
+KINDS = ("config", "weights", "checkpoint", "board", "report", "args")
+DIRECTORY_KINDS = ("checkpoint", "report")
 NOT_CASES = {"cases.yaml", "make_checkpoints.py", "__pycache__"}
+# What {weights} and {config} stand for in an args case: good files, copied into the work folder.
+GOOD_FILES = {
+    "{weights}": REPO_ROOT / "configs" / "weights" / "classic-reference.yaml",
+    "{config}": QUICK,
+}
 EXIT_BAD_INPUT = 2
+MAX_LINE = 400  # characters of a message line: a bad value is echoed cut short
 EXIT_RAY_GUARD = 99
 PREFIX = "tune: error: "
 
@@ -90,14 +97,27 @@ def case_args(case: dict[str, Any], work: Path) -> list[str]:
     kind = case["kind"]
     if kind == "board":
         return ["play", "--board", case["board"]]
-    source = CORPUS / case["file"]
+    if "file" in case:
+        source = CORPUS / case["file"]
+        if kind in DIRECTORY_KINDS:
+            shutil.copytree(source, work / case["file"])
+        else:
+            shutil.copyfile(source, work / case["file"])
     if kind == "checkpoint":
-        shutil.copytree(source, work / case["file"])
         return ["--resume", case["file"]]
-    shutil.copyfile(source, work / case["file"])
+    if kind == "report":
+        return ["report", case["file"], "--no-plot"]
     if kind == "config":
         return ["--config", case["file"]]
-    return ["play", "--weights", case["file"], "--games", "1", "--depth", "0"]
+    if kind == "weights":
+        return ["play", "--weights", case["file"], "--games", "1", "--depth", "0"]
+    args = []
+    for arg in case["args"]:
+        if arg in GOOD_FILES:
+            shutil.copyfile(GOOD_FILES[arg], work / GOOD_FILES[arg].name)
+            arg = GOOD_FILES[arg].name
+        args.append(case["file"] if arg == "{file}" else arg)
+    return args
 
 
 def case_param(case: dict[str, Any]):
@@ -117,27 +137,35 @@ def test_bad_input_exits_2_with_one_line_per_problem(case, tmp_path, no_ray):
     lines = assert_refused(result, case.get("lines", 1))
     for expected in case["expect"]:
         assert expected in result.stderr, result.stderr
-    if case["kind"] != "board":
+    if "file" in case:
         name = Path(case["file"]).name
         assert all(name in line for line in lines), result.stderr
+    assert all(len(line) <= MAX_LINE for line in lines), result.stderr
     assert snapshot(work) == before
     assert not (work / "runs").exists()
 
 
 def test_manifest_covers_the_corpus():
     ids = [c["id"] for c in CASES]
+    assert len(ids) >= 100
     assert len(ids) == len(set(ids))
     assert all(c["kind"] in KINDS for c in CASES)
-    files = [c["file"] for c in CASES if c["kind"] != "board"]
-    assert len(files) >= 34
+    files = [c["file"] for c in CASES if c["kind"] not in ("board", "args")]
+    assert len(files) == len(set(files))  # one case per file; args cases may reuse a file
     on_disk = {p.name for p in CORPUS.iterdir()} - NOT_CASES
     assert sorted(files) == sorted(on_disk)
     for case in CASES:
         if case["kind"] == "board":
             assert "file" not in case and case["board"], case["id"]
             continue
+        if case["kind"] == "args":
+            assert case["args"] and all(isinstance(a, str) for a in case["args"]), case["id"]
+            assert ("{file}" in case["args"]) == ("file" in case), case["id"]
+            assert "file" not in case or case["file"] in on_disk, case["id"]
+            continue
         assert any(Path(case["file"]).name in s for s in case["expect"]), case["id"]
-        assert (CORPUS / case["file"]).is_dir() == (case["kind"] == "checkpoint"), case["id"]
+        is_directory = (CORPUS / case["file"]).is_dir()
+        assert is_directory == (case["kind"] in DIRECTORY_KINDS), case["id"]
 
 
 # ---- run directories ---------------------------------------------------------------------------
@@ -203,7 +231,8 @@ def test_new_run_into_a_directory_holding_another_run_is_refused(tmp_path, no_ra
 
 
 def test_starting_the_same_run_again_suggests_resuming_it(tmp_path, no_ray):
-    run_dir = start_run(write_config(tmp_path / "first.yaml", tmp_path / "runs"))
+    run_dir = start_run(write_config(tmp_path / "first.yaml", tmp_path / "runs"),
+                        checkpoint=True)
     before = snapshot(tmp_path)
 
     result = run_tune(["--config", "first.yaml"], tmp_path, no_ray)
@@ -212,6 +241,19 @@ def test_starting_the_same_run_again_suggests_resuming_it(tmp_path, no_ray):
     assert f"{run_dir}: already holds a run" in line
     assert f"tune --resume {run_dir}" in line
     assert snapshot(tmp_path) == before
+    resumed = run_tune(["--resume", str(run_dir)], tmp_path, no_ray)  # the advice works
+    assert resumed.returncode == EXIT_RAY_GUARD, resumed.stderr
+
+
+def test_the_same_run_without_a_checkpoint_starts_again(tmp_path, no_ray):
+    # stopped before its first generation (Ray did not start, Ctrl-C): nothing to resume, and
+    # nothing to lose, so the same command starts it again
+    run_dir = start_run(write_config(tmp_path / "first.yaml", tmp_path / "runs"))
+
+    result = run_tune(["--config", "first.yaml"], tmp_path, no_ray)
+
+    assert result.returncode == EXIT_RAY_GUARD, result.stderr
+    assert (run_dir / "config.yaml").is_file()
 
 
 def test_resume_with_a_changed_evaluation_key_is_refused(tmp_path, no_ray):
@@ -228,3 +270,24 @@ def test_resume_with_a_changed_evaluation_key_is_refused(tmp_path, no_ray):
     assert line.startswith(f"{PREFIX}edited.yaml: cannot resume {run_dir}")
     assert "with a changed evaluation.games:" in line
     assert snapshot(tmp_path) == before
+
+
+def test_a_weights_file_naming_a_family_file_runs_nothing_unless_the_file_is_named(tmp_path,
+                                                                                   no_ray):
+    families = tmp_path / "families"
+    families.mkdir()
+    (families / "marker_family.py").write_text(
+        "from pathlib import Path\nPath(__file__).with_suffix('.ran').write_text('ran')\n",
+        encoding="utf-8")
+    weights = (CORPUS / "weights-unknown-family.yaml").read_text(encoding="utf-8")
+    (tmp_path / "w.yaml").write_text(
+        weights.replace("family: classik", 'family: "families/marker_family.py:Fam"'),
+        encoding="utf-8")
+    before = snapshot(tmp_path)
+
+    result = run_tune(["play", "--weights", "w.yaml", "--games", "1"], tmp_path, no_ray)
+
+    [line] = assert_refused(result)
+    assert line.startswith(f"{PREFIX}w.yaml: family: ")
+    assert line.endswith("add --family-file families/marker_family.py")
+    assert snapshot(tmp_path) == before  # the family file's code did not run

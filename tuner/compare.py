@@ -16,10 +16,21 @@ import statistics
 import sys
 from pathlib import Path
 
+from engine import finite
 from engine.defaults import DEFAULT_CUTOFF, MILESTONES
-from engine.families import get_family
+from engine.families import HeuristicError, get_family
 from engine.stats import Z95, mean_ci, summarize
-from engine.weights_file import MAX_DEPTH, read_weights
+from engine.usage import (
+    MAX_GAMES,
+    MAX_WORKERS,
+    UsageError,
+    check_cutoff,
+    check_int,
+    check_seed_range,
+    echo,
+)
+from engine.weights_file import MAX_DEPTH, WeightsFile, read_weights
+from tuner.config import ADDRESS_PATTERN, port_ok
 
 MIN_GAMES = 30
 
@@ -35,11 +46,14 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--depth", type=int,
                         help="search depth for every file (default: each file's own depth)")
     parser.add_argument("--cutoff", type=float, default=DEFAULT_CUTOFF,
-                        help="probability cutoff (0: exact)")
-    parser.add_argument("--games", type=int, default=200, help="games per file (default 200)")
+                        help="probability cutoff, in [0, 1) (0: exact)")
+    parser.add_argument("--games", type=int, default=200,
+                        help=f"games per file, {MIN_GAMES} to {MAX_GAMES} (default 200)")
     parser.add_argument("--seed", type=int, default=10**9,
-                        help="game i plays seed SEED + i (default 1e9, away from tuning seeds)")
-    parser.add_argument("--workers", type=int, help="local Ray workers (default: all cores)")
+                        help="game i plays seed SEED + i, a 64-bit seed (default 1e9, away from "
+                             "tuning seeds)")
+    parser.add_argument("--workers", type=int,
+                        help=f"local Ray workers, 1 to {MAX_WORKERS} (default: all cores)")
     parser.add_argument("--address", help="join a Ray cluster: 'auto' or HOST:PORT")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(handler=run)
@@ -64,14 +78,36 @@ def labels_for(paths: list[str]) -> list[str]:
     return [f"{Path(p).parent.name}/{s}" if stems.count(s) > 1 else s for p, s in zip(paths, stems)]
 
 
-def run(args: argparse.Namespace) -> int:
+def check_args(args: argparse.Namespace) -> None:
+    """Refuse bad arguments before any file is read or Ray starts."""
     if args.games < MIN_GAMES:
-        raise ValueError(f"--games must be at least {MIN_GAMES} for a paired test, got {args.games}")
-    if args.depth is not None and not 0 <= args.depth <= MAX_DEPTH:
-        raise ValueError(f"--depth must be from 0 to {MAX_DEPTH}, got {args.depth}")
-    if args.workers is not None and args.workers < 1:
-        raise ValueError(f"--workers must be at least 1, got {args.workers}")
+        raise UsageError(f"--games must be at least {MIN_GAMES} for a paired test, got "
+                         f"{args.games}")
+    check_int("--games", args.games, MIN_GAMES, MAX_GAMES)
+    check_int("--depth", args.depth, 0, MAX_DEPTH)
+    check_cutoff(args.cutoff)
+    check_seed_range(args.seed, args.games)
+    check_int("--workers", args.workers, 1, MAX_WORKERS)
+    if args.address is not None and not (ADDRESS_PATTERN.match(args.address)
+                                         and port_ok(args.address)):
+        raise UsageError(f"--address must be 'auto' or HOST:PORT, got {echo(args.address)}")
+
+
+def check_finite(path: str, loaded: WeightsFile) -> None:
+    """Refuse weights whose heuristic is not finite, naming the file and the weight, before any
+    game is played (inside Ray it would be a worker's traceback)."""
+    family = get_family(loaded.family)
+    try:
+        finite.check_weights(family, family.vector(loaded.weights))
+    except HeuristicError as err:
+        raise HeuristicError(f"{path}: {err}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    check_args(args)
     loaded = [read_weights(path, args.family_file) for path in args.weights]
+    for path, weights in zip(args.weights, loaded):
+        check_finite(path, weights)
     from tqdm import tqdm
 
     from engine.batch import PlayerSpec

@@ -20,14 +20,31 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
-from engine import yaml_text
+from engine import finite, yaml_text
 from engine.families import FamilyNotFound, get_family
 from engine.families.registry import canonical_spec, family_names, relative_spec
+from engine.usage import MAX_WORKERS, echo, shorten
 from tuner.errors import ConfigError
+from tuner.space import box_problem
 
 MAX_TUNING_DEPTH = 5
+MAX_CONFIG_BYTES = 1 << 20  # a config is a few kilobytes; more is not one (or /dev/zero)
+# Upper bounds on counts: a typo (games: 10000000000) is refused when the config is read, not
+# met as exhausted memory later (every game's result of a generation is kept until it is scored).
+MAX_GAMES = 100_000  # games per candidate, and validation games per candidate
+MAX_POPSIZE = 10_000
+MAX_RESTARTS = 10  # each doubles the population
+MAX_GENERATIONS = 10**9
+MAX_TOTAL_GAMES = 10**15
+MAX_GAMES_PER_TASK = 100_000
+MAX_RETRIES = 100
+MAX_TOP_K = 100
+MAX_TIMEOUT = 1e7  # seconds (four months)
+MIN_TUNED = 2  # pycma's CMA-ES needs at least two dimensions
+MAX_SPEC = 256  # characters of a family spec
 FITNESS_KINDS = ("mean_score", "mean_log2_max_tile", "reach_rate", "score_quantile")
 SCALES = ("linear", "log")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -139,8 +156,12 @@ class _Checker:
     def __init__(self, source: str):
         self.source = source
         self.problems: list[str] = []
+        self.bad_sections: set[str] = set()  # reported as missing or not a mapping
 
     def problem(self, path: str, message: str) -> None:
+        section, _, key = path.partition(".")
+        if key and section in self.bad_sections:
+            return  # one line for the section, not one more for each of its keys
         self.problems.append(f"{self.source}: {path}: {message}")
 
     def section(self, doc: dict, key: str, allowed: tuple[str, ...], required: bool = True) -> dict:
@@ -148,9 +169,11 @@ class _Checker:
         if value is None:
             if required and key not in doc:
                 self.problem(key, "missing section")
+                self.bad_sections.add(key)
             return {}
         if not isinstance(value, dict):
             self.problem(key, f"expected a mapping, got {_describe(value)}")
+            self.bad_sections.add(key)
             return {}
         self.unknown_keys(value, allowed, key)
         return value
@@ -160,7 +183,8 @@ class _Checker:
             if key not in allowed:
                 close = difflib.get_close_matches(str(key), allowed, n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
-                where = f"{path}.{key}" if path else str(key)
+                shown = shorten(str(key))
+                where = f"{path}.{shown}" if path else shown
                 self.problem(where, f"unknown key (expected one of: {', '.join(allowed)}){hint}")
 
     def integer(self, mapping, key, path, default=None, low=None, high=None, optional=False):
@@ -174,7 +198,7 @@ class _Checker:
             self.problem(where, f"expected an integer, got {_describe(value)}")
             return default
         if (low is not None and value < low) or (high is not None and value > high):
-            self.problem(where, f"expected an integer {_range(low, high)}, got {value}")
+            self.problem(where, f"expected an integer {_range(low, high)}, got {shorten(str(value))}")
             return default
         return value
 
@@ -188,7 +212,12 @@ class _Checker:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             self.problem(where, f"expected a number, got {_describe(value)}")
             return math.nan
-        value = float(value)
+        try:
+            value = float(value)
+        except OverflowError:
+            self.problem(where, f"expected a finite number, got an integer of {len(str(value))} "
+                                "digits (beyond a float's range)")
+            return math.nan
         if not math.isfinite(value):
             self.problem(where, f"expected a finite number, got {value}")
             return math.nan
@@ -208,7 +237,7 @@ class _Checker:
             close = difflib.get_close_matches(str(value), choices, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             self.problem(f"{path}.{key}", f"expected one of {', '.join(choices)}, got "
-                                          f"{value!r}{hint}")
+                                          f"{echo(value)}{hint}")
             return default
         return value
 
@@ -219,13 +248,13 @@ class _Checker:
             self.problem(where, f"missing (expected {what})")
             return default
         if not isinstance(value, str) or (pattern is not None and not pattern.match(value)):
-            self.problem(where, f"expected {what}, got {value!r}")
+            self.problem(where, f"expected {what}, got {echo(value)}")
             return default
         return value
 
 
 def _describe(value: Any) -> str:
-    return f"{type(value).__name__} {value!r}"
+    return f"{type(value).__name__} {echo(value)}"
 
 
 def _range(low, high) -> str:
@@ -240,9 +269,15 @@ def load_config(path: str | os.PathLike) -> RunConfig:
     A family file it names is relative to the config's directory."""
     source = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with Path(path).open("rb") as file:
+            raw = file.read(MAX_CONFIG_BYTES + 1)  # never more: the path may be /dev/zero
     except OSError as err:
         raise ConfigError(f"{source}: cannot read config: {err.strerror}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{source}: not a config file (larger than "
+                          f"{MAX_CONFIG_BYTES // 1024} KiB)")
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise ConfigError(f"{source}: not a config file (not UTF-8 text)") from None
     try:
@@ -251,7 +286,9 @@ def load_config(path: str | os.PathLike) -> RunConfig:
         mark = getattr(err, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "YAML"
         problem = getattr(err, "problem", None) or "invalid YAML"
-        raise ConfigError(f"{source}: {where}: invalid YAML ({problem})") from None
+        raise ConfigError(f"{source}: {where}: invalid YAML ({shorten(str(problem))})") from None
+    except ValueError as err:  # e.g. an integer of more than 4300 digits
+        raise ConfigError(f"{source}: YAML: invalid YAML ({shorten(str(err))})") from None
     return parse_config(document, source, Path(path).parent)
 
 
@@ -283,25 +320,29 @@ def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".") 
     evaluation = check.section(
         document, "evaluation", ("games", "fitness", "tile", "quantile", "reevaluate_best")
     )
-    games = check.integer(evaluation, "games", "evaluation", low=1)
+    games = check.integer(evaluation, "games", "evaluation", low=1, high=MAX_GAMES)
     fitness = check.choice(evaluation, "fitness", "evaluation", FITNESS_KINDS, "mean_score")
     tile = check.integer(evaluation, "tile", "evaluation", default=2048, low=4, high=32768)
     if tile is not None and tile & (tile - 1):
         check.problem("evaluation.tile", f"expected a power of two, got {tile}")
     quantile = check.number(evaluation, "quantile", "evaluation", default=0.25, low=0.0,
                             high=1.0, open_low=True, open_high=True)
-    reevaluate = check.integer(evaluation, "reevaluate_best", "evaluation", default=0, low=0)
+    reevaluate = check.integer(evaluation, "reevaluate_best", "evaluation", default=0, low=0,
+                               high=MAX_POPSIZE)
 
     cmaes = check.section(
         document, "cmaes", ("sigma0", "popsize", "max_generations", "max_games", "restarts")
     )
     sigma0 = check.number(cmaes, "sigma0", "cmaes", default=0.25, low=0.0, high=1.0,
                           open_low=True)
-    popsize = check.integer(cmaes, "popsize", "cmaes", low=2, optional=True)
-    max_generations = check.integer(cmaes, "max_generations", "cmaes", low=1, optional=True)
-    max_games = check.integer(cmaes, "max_games", "cmaes", low=1, optional=True)
-    restarts = check.integer(cmaes, "restarts", "cmaes", default=0, low=0)
-    if "cmaes" in document and max_generations is None and max_games is None:
+    popsize = check.integer(cmaes, "popsize", "cmaes", low=2, high=MAX_POPSIZE, optional=True)
+    max_generations = check.integer(cmaes, "max_generations", "cmaes", low=1,
+                                    high=MAX_GENERATIONS, optional=True)
+    max_games = check.integer(cmaes, "max_games", "cmaes", low=1, high=MAX_TOTAL_GAMES,
+                              optional=True)
+    restarts = check.integer(cmaes, "restarts", "cmaes", default=0, low=0, high=MAX_RESTARTS)
+    if "cmaes" in document and "cmaes" not in check.bad_sections and (
+            cmaes.get("max_generations") is None and cmaes.get("max_games") is None):
         check.problem("cmaes", "set max_generations or max_games (or both): a run needs an end")
 
     ray_section = check.section(
@@ -310,18 +351,22 @@ def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".") 
     )
     address = ray_section.get("address")
     if address is not None and (not isinstance(address, str) or not ADDRESS_PATTERN.match(address)
-                                or not _port_ok(address)):
-        check.problem("ray.address", f"expected 'auto' or HOST:PORT, got {address!r}")
+                                or not port_ok(address)):
+        check.problem("ray.address", f"expected 'auto' or HOST:PORT, got {echo(address)}")
         address = None
-    workers = check.integer(ray_section, "workers", "ray", low=1, optional=True)
-    games_per_task = check.integer(ray_section, "games_per_task", "ray", default=16, low=1)
-    max_retries = check.integer(ray_section, "max_retries", "ray", default=3, low=0)
+    workers = check.integer(ray_section, "workers", "ray", low=1, high=MAX_WORKERS,
+                            optional=True)
+    games_per_task = check.integer(ray_section, "games_per_task", "ray", default=16, low=1,
+                                   high=MAX_GAMES_PER_TASK)
+    max_retries = check.integer(ray_section, "max_retries", "ray", default=3, low=0,
+                                high=MAX_RETRIES)
     no_worker_timeout = check.number(ray_section, "no_worker_timeout", "ray", default=60.0,
-                                     low=0.0, open_low=True)
+                                     low=0.0, high=MAX_TIMEOUT, open_low=True)
 
     validation = check.section(document, "validation", ("games", "top_k"), required=False)
-    validation_games = check.integer(validation, "games", "validation", default=500, low=1)
-    top_k = check.integer(validation, "top_k", "validation", default=3, low=1)
+    validation_games = check.integer(validation, "games", "validation", default=500, low=1,
+                                     high=MAX_GAMES)
+    top_k = check.integer(validation, "top_k", "validation", default=3, low=1, high=MAX_TOP_K)
 
     if check.problems:
         raise ConfigError("\n".join(check.problems))
@@ -339,22 +384,22 @@ def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".") 
 
 def _parse_family(check: _Checker, spec: Any, base_dir: str | os.PathLike):
     """The family a config names, or None after reporting why there is none."""
-    if isinstance(spec, str) and spec:
+    if isinstance(spec, str) and spec and len(spec) <= MAX_SPEC:
         try:
             return get_family(spec, base_dir)
         except FamilyNotFound as err:
-            if ":" in spec:  # a module or file spec: the error says what is missing
+            if ":" in spec or spec in family_names():  # the error says what is missing
                 check.problem("family", str(err))
                 return None
     names = family_names()
     close = difflib.get_close_matches(str(spec), names, n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     check.problem("family", f"expected one of {', '.join(names)} (or module:Class, "
-                            f"file.py:Class), got {spec!r}{hint}")
+                            f"file.py:Class), got {echo(spec)}{hint}")
     return None
 
 
-def _port_ok(address: str) -> bool:
+def port_ok(address: str) -> bool:
     return address == "auto" or 0 < int(address.rsplit(":", 1)[1]) < 65536
 
 
@@ -367,6 +412,7 @@ def _parse_params(check: _Checker, raw: Any, family) -> tuple[ParamSpec, ...]:
         return ()
     if family is None:
         return ()
+    before = len(check.problems)  # a typo'd name too: the tuned count would be wrong
     check.unknown_keys(raw, family.param_names, "params")
     specs = []
     for param in family.params:
@@ -395,10 +441,53 @@ def _parse_params(check: _Checker, raw: Any, family) -> tuple[ParamSpec, ...]:
                                               f"got {init}")
             if scale == "log" and low <= 0:
                 check.problem(f"{path}.low", f"a log-scale parameter needs low > 0, got {low}")
+            elif low < high and (problem := box_problem(low, high, scale)):
+                check.problem(path, problem)
         specs.append(ParamSpec(param.name, init, low, high, scale, tuned=True))
-    if specs and not any(p.tuned for p in specs) and not check.problems:
-        check.problem("params", "no parameter is tuned: give at least one {init, low, high}")
+    tuned = sum(p.tuned for p in specs)
+    complete = len(specs) == len(family.params) and len(check.problems) == before
+    if complete and tuned < MIN_TUNED:
+        which = "no parameter is tuned" if tuned == 0 else (
+            f"only {next(p.name for p in specs if p.tuned)} is tuned")
+        check.problem("params", f"{which}: tune at least {MIN_TUNED} parameters, each with "
+                                "{init, low, high} (pycma's CMA-ES needs 2 dimensions); to try "
+                                "values of one parameter, write a weights file for each and "
+                                "compare them: tune compare A.yaml B.yaml")
+    if complete and tuned >= MIN_TUNED:
+        _check_heuristic(check, family, specs)
     return tuple(specs)
+
+
+def _check_heuristic(check: _Checker, family, specs: list[ParamSpec]) -> None:
+    """The family's heuristic must be finite at the initial point and at both ends of every box
+    (one tuned parameter at its low or high, the others at their initial values): 2d + 1
+    points, numpy only (``engine.finite``). Weights the search cannot use would otherwise fail
+    inside Ray, after compute has started."""
+    init = np.array([p.init for p in specs], dtype=np.float64)
+    try:
+        found = finite.diagnose(family, init)
+    except Exception as err:  # noqa: BLE001 - the family's own code may raise anything
+        check.problem("params", f"the family's heuristic() failed at the initial point: "
+                                f"{type(err).__name__}: {shorten(str(err))}")
+        return
+    if found is not None:
+        problem, blamed = found
+        check.problem(*finite.weights_message(family, init, problem, blamed, "params"))
+        return
+    for i, p in enumerate(specs):
+        if not p.tuned:
+            continue
+        for end, value in (("low", p.low), ("high", p.high)):
+            corner = init.copy()
+            corner[i] = value
+            try:
+                problem = finite.heuristic_problem(family, corner)
+            except Exception as err:  # noqa: BLE001 - the family's own code may raise anything
+                problem = f"the family's heuristic() failed: {type(err).__name__}: {err}"
+            if problem is not None:
+                check.problem(f"params.{p.name}.{end}",
+                              f"at {value:g} (the others at init) the heuristic is not finite "
+                              f"({shorten(problem, 300)}); narrow the box")
 
 
 def changed_keys(old: dict, new: dict, prefix: str = "") -> list[str]:

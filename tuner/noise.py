@@ -12,7 +12,9 @@ import argparse
 import math
 
 from engine.families import get_family
+from engine.usage import MAX_GAMES, MAX_WORKERS, UsageError, check_int
 from tuner.config import load_config
+from tuner.errors import ConfigError
 from tuner.seeds import noise_seeds
 from tuner.space import SearchSpace
 
@@ -22,11 +24,14 @@ def add_parser(subparsers) -> None:
         "noise",
         help="measure fitness noise at a config's initial point; recommend games per candidate",
     )
-    parser.add_argument("--config", required=True, metavar="FILE", help="run config")
-    parser.add_argument("--games", type=int, default=200, help="games to play (default 200)")
+    parser.add_argument("--config", metavar="FILE", help="run config (required)")
+    parser.add_argument("--games", type=int, default=200,
+                        help=f"games to play, 2 to {MAX_GAMES} (default 200)")
     parser.add_argument("--target", type=float, default=0.02,
                         help="target standard error relative to the mean (default 0.02)")
-    parser.add_argument("--workers", type=int, help="local Ray workers (default: all cores)")
+    parser.add_argument("--workers", type=int,
+                        help=f"local Ray workers, 1 to {MAX_WORKERS} (default: the config's, "
+                             "or all cores)")
     parser.set_defaults(handler=run)
 
 
@@ -36,18 +41,21 @@ def recommend_games(mean: float, per_game_sd: float, target: float) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.config is None:
+        raise UsageError("--config FILE is required: tune noise --config FILE")
+    check_int("--games", args.games, 2, MAX_GAMES)
+    check_int("--workers", args.workers, 1, MAX_WORKERS)
+    if not 0 < args.target < 1:  # also refuses NaN
+        raise UsageError(f"--target must be in (0, 1), got {args.target}")
     config = load_config(args.config)
-    if args.games < 2:
-        raise ValueError(f"--games must be at least 2, got {args.games}")
-    if not 0 < args.target < 1:
-        raise ValueError(f"--target must be in (0, 1), got {args.target}")
     from engine.batch import PlayerSpec  # the engine, once the arguments are known good
     from tuner.evaluation import Job, RayEvaluator
     from tuner.fitness import score_fitness
 
     space = SearchSpace(config)
     spec = PlayerSpec(config.family, space.weights(space.initial()), config.depth, config.cutoff)
-    evaluator = RayEvaluator(config.address, args.workers or config.workers,
+    workers = config.workers if args.workers is None else args.workers
+    evaluator = RayEvaluator(config.address, workers,
                              config.games_per_task, config.max_retries,
                              families=[config.family])
     try:
@@ -56,8 +64,9 @@ def run(args: argparse.Namespace) -> int:
         evaluator.close()
     fit = score_fitness(results, config.fitness, config.tile, config.quantile)
     if fit.value == 0:
-        raise ValueError(f"{config.source}: the initial point's fitness is 0 over {fit.games} "
-                         "games; no relative noise to measure (try another fitness or start)")
+        raise ConfigError(f"{config.source}: evaluation.fitness: the initial point's fitness is 0 "
+                          f"over {fit.games} games; no relative noise to measure (try another "
+                          "fitness or initial point)")
     per_game_sd = fit.stderr * math.sqrt(fit.games)
     needed = recommend_games(fit.value, per_game_sd, args.target)
     print(f"initial point of {config.source}: {get_family(config.family).name} at depth "

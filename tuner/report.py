@@ -14,13 +14,22 @@ import math
 from pathlib import Path
 
 from engine.atomic import atomic_write
-from engine.weights_file import read_weights
+from engine.families.registry import file_spec_path, is_file_spec
+from engine.usage import echo, shorten
+from engine.weights_file import WeightsFile, read_weights
 from tuner import checkpoint as ckpt
-from tuner.config import parse_config
-from tuner.errors import CheckpointError
+from tuner.config import RunConfig, parse_config
+from tuner.errors import CheckpointError, ConfigError
 from tuner.space import SearchSpace
 
 PLOT_FILE = "convergence.png"
+# The columns the report reads (the run writes more); generation counts must be whole numbers.
+HISTORY_COLUMNS = ("generation", "evaluations", "games", "best", "best_stderr", "median",
+                   "worst", "sigma")
+VALIDATION_COLUMNS = ("candidate", "generation", "fitness", "fitness_stderr", "mean_score",
+                      "ci95")
+COUNT_COLUMNS = ("generation", "evaluations", "games")
+TEXT_COLUMNS = ("candidate",)
 
 
 def add_parser(subparsers) -> None:
@@ -30,20 +39,54 @@ def add_parser(subparsers) -> None:
     parser.set_defaults(handler=run)
 
 
-def read_rows(path: Path, required: bool) -> list[dict[str, float | str]]:
-    """A CSV written by the run, with numbers parsed; [] for an optional missing file."""
+def read_rows(path: Path, columns: tuple[str, ...], required: bool) -> list[dict[str, float | str]]:
+    """A CSV written by the run, with ``columns`` checked and parsed; [] for an optional missing
+    file. A run directory is trusted, but a file cut short by a full disk or edited by hand is
+    refused with a ``CheckpointError`` naming the file, the line and the column."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         if required:
             raise CheckpointError(f"{path}: missing: no generation has completed yet") from None
         return []
+    except (OSError, UnicodeDecodeError) as err:
+        why = err.strerror if isinstance(err, OSError) else "not UTF-8 text"
+        raise CheckpointError(f"{path}: cannot read: {why}") from None
     rows = []
-    for raw in csv.DictReader(text.splitlines()):
-        rows.append({k: _parse(v) for k, v in raw.items()})
+    try:
+        reader = csv.DictReader(text.splitlines())
+        header = reader.fieldnames or []
+        missing = [c for c in columns if c not in header]
+        if header and missing:
+            raise CheckpointError(f"{path}: line 1: missing column {missing[0]!r} (expected "
+                                  f"{', '.join(columns)})")
+        for line, raw in enumerate(reader, start=2):
+            rows.append(_parse_row(path, line, raw, columns, len(header)))
+    except csv.Error as err:
+        raise CheckpointError(f"{path}: not a CSV file ({shorten(str(err))})") from None
     if required and not rows:
         raise CheckpointError(f"{path}: empty: no generation has completed yet")
     return rows
+
+
+def _parse_row(path: Path, line: int, raw: dict, columns: tuple[str, ...],
+               width: int) -> dict[str, float | str]:
+    # DictReader puts the fields beyond the header under None and fills missing ones with None
+    fields = width + len(raw.get(None) or ()) - sum(v is None for v in raw.values())
+    if fields != width:
+        raise CheckpointError(f"{path}: line {line}: expected {width} fields, got {fields} "
+                              "(a truncated or damaged line)")
+    row: dict[str, float | str] = {k: _parse(v) for k, v in raw.items()}
+    for column in columns:
+        value = row[column]
+        if column in TEXT_COLUMNS:
+            continue
+        if not isinstance(value, float) or (column in COUNT_COLUMNS and not (
+                math.isfinite(value) and value >= 0 and value == int(value))):
+            what = "a whole number" if column in COUNT_COLUMNS else "a number"
+            raise CheckpointError(f"{path}: line {line}: {column}: expected {what}, got "
+                                  f"{echo(raw[column])}")
+    return row
 
 
 def _parse(value: str) -> float | str:
@@ -53,13 +96,41 @@ def _parse(value: str) -> float | str:
         return value
 
 
+def read_run_config(run_dir: Path) -> tuple[dict, RunConfig]:
+    """The stored config, as written and validated; ``CheckpointError`` names the file."""
+    path = run_dir / ckpt.CONFIG_FILE
+    stored = ckpt.read_stored_config(run_dir)
+    try:
+        config = parse_config(stored, str(path), run_dir)
+    except ConfigError as err:
+        first = str(err).splitlines()[0].removeprefix(f"{path}: ")
+        count = len(str(err).splitlines())
+        more = f" (and {count - 1} more problems)" if count > 1 else ""
+        raise CheckpointError(f"{path}: not a valid run config: {first}{more}") from None
+    return stored, config
+
+
+def read_best(run_dir: Path, config: RunConfig) -> WeightsFile:
+    """``best.yaml``, which must hold weights of the run's family. A family file the run's
+    config names may be imported for it: the config already imported it."""
+    path = run_dir / ckpt.BEST_FILE
+    trusted = [file_spec_path(config.family)] if is_file_spec(config.family) else []
+    best = read_weights(path, trusted)
+    if best.family != config.family:
+        raise CheckpointError(f"{path}: family: {echo(best.family)} is not the family of the run "
+                              f"in {run_dir / ckpt.CONFIG_FILE} ({echo(config.family)})")
+    return best
+
+
 def run(args: argparse.Namespace) -> int:
     run_dir = Path(args.run_dir)
-    config = ckpt.read_stored_config(run_dir)
-    history = read_rows(run_dir / ckpt.HISTORY_FILE, required=True)
-    validation = read_rows(run_dir / ckpt.VALIDATION_FILE, required=False)
-    best = read_weights(run_dir / ckpt.BEST_FILE)
-    print(format_report(config, history, validation, best))
+    if not run_dir.is_dir():
+        raise CheckpointError(f"{run_dir}: no such run directory")
+    stored, config = read_run_config(run_dir)
+    history = read_rows(run_dir / ckpt.HISTORY_FILE, HISTORY_COLUMNS, required=True)
+    validation = read_rows(run_dir / ckpt.VALIDATION_FILE, VALIDATION_COLUMNS, required=False)
+    best = read_best(run_dir, config)
+    print(format_report(stored, history, validation, best, SearchSpace(config)))
     if not args.no_plot:
         try:
             path = plot_convergence(run_dir, history, validation)
@@ -71,7 +142,8 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def format_report(config: dict, history: list[dict], validation: list[dict], best) -> str:
+def format_report(config: dict, history: list[dict], validation: list[dict], best,
+                  space: SearchSpace) -> str:
     last = history[-1]
     top = max(history, key=lambda r: r["best"])
     lines = [
@@ -104,7 +176,7 @@ def format_report(config: dict, history: list[dict], validation: list[dict], bes
     status = best.provenance.get("status", "")
     lines += ["", f"best.yaml     {status}"]
     lines += [f"  {name}: {value:.6g}" for name, value in best.weights.items()]
-    edges = SearchSpace(parse_config(config, "the run's config.yaml")).edge_warnings(best.weights)
+    edges = space.edge_warnings(best.weights)
     lines += [f"warning: {line}" for line in edges]
     return "\n".join(lines)
 

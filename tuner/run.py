@@ -17,13 +17,16 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from engine import finite
 from engine.atomic import atomic_write, remove_stale_temp_files
 from engine.batch import PlayerSpec
+from engine.families import get_family
 from engine.stats import summarize
 from engine.weights_file import WeightsFile, write_weights
 from tuner import checkpoint as ckpt
 from tuner.checkpoint import Candidate, RunState
 from tuner.config import RunConfig
+from tuner.errors import ConfigError
 from tuner.evaluation import Job
 from tuner.fitness import Fitness, pooled, score_fitness, within_noise
 from tuner.seeds import reevaluation_seeds, training_seeds, validation_seeds
@@ -31,6 +34,8 @@ from tuner.space import SearchSpace
 from tuner.strategy import Strategy
 
 log = logging.getLogger(__name__)
+
+CMA_STOP_PREFIX = "cma-es termination: "  # RunState.cma_stop: this, then pycma's criteria
 
 
 @dataclass(frozen=True)
@@ -102,6 +107,19 @@ class TuningRun:
             return f"reached max_games ({c.max_games})"
         return s.cma_stop or None
 
+    def heuristic_problem(self, weights: dict[str, float]) -> str | None:
+        """Why the search cannot use these weights (``engine.finite``), naming the weights to
+        blame; None when it can. The config was checked at its initial point and at every
+        box's ends, but weights at several ends at once can still overflow together."""
+        family = get_family(self.config.family)
+        vector = family.vector(weights)
+        found = finite.diagnose(family, vector)
+        if found is None:
+            return None
+        problem, blamed = found
+        return (f"the heuristic is not finite ({problem})"
+                f"{finite.caused_by(family, vector, blamed)}")
+
     def spec(self, weights: dict[str, float]) -> PlayerSpec:
         return PlayerSpec(self.config.family, weights, self.config.depth, self.config.cutoff)
 
@@ -122,6 +140,14 @@ class TuningRun:
         generation = s.generation + 1
         xs = self.strategy.ask()
         weight_sets = [self.space.weights(x) for x in xs]
+        for i, weights in enumerate(weight_sets):
+            problem = self.heuristic_problem(weights)
+            if problem is not None:
+                raise ConfigError(
+                    f"{c.source}: params: generation {generation}, candidate {i}: {problem}; "
+                    "the boxes hold weights the family cannot take together, and resuming "
+                    "would draw them again: narrow the boxes and start a new run"
+                )
         seeds = training_seeds(c.seed, generation, c.games)
         results = self.play(weight_sets, seeds, f"gen {generation}")
         fits = [self.fitness(r) for r in results]
@@ -137,6 +163,8 @@ class TuningRun:
             log.debug("gen %d candidate %d: fitness %s +/- %s over %d games, weights %s",
                       generation, i, _num(f.value), _num(f.stderr), f.games, w)
         self.strategy.tell(xs, [f.value for f in fits])
+        # the strategy that produced this generation, before an IPOP restart replaces it
+        sigma, restart = self.strategy.sigma, self.strategy.restart
         cma_stop = self.strategy.termination()
 
         s.generation = generation
@@ -144,7 +172,7 @@ class TuningRun:
         s.evaluations += len(xs)
         s.seconds += time.perf_counter() - started
         if cma_stop:
-            s.cma_stop = "cma-es termination: " + ", ".join(sorted(cma_stop))
+            s.cma_stop = CMA_STOP_PREFIX + ", ".join(sorted(cma_stop))
         self.update_elites(xs, weight_sets, fits, generation)
         order = sorted(range(len(xs)), key=lambda i: -fits[i].value)
         best, worst = fits[order[0]], fits[order[-1]]
@@ -156,9 +184,9 @@ class TuningRun:
             "best_stderr": best.stderr,
             "median": statistics.median(f.value for f in fits),
             "worst": worst.value,
-            "sigma": self.strategy.sigma,
+            "sigma": sigma,
             "popsize": len(xs),
-            "restart": self.strategy.restart,
+            "restart": restart,
             "within_noise": within_noise(best, worst),
         }
         row.update({f"best_{k}": v for k, v in weight_sets[order[0]].items()
@@ -221,8 +249,12 @@ class TuningRun:
         c = self.config
         candidates = [(f"elite {i + 1}", e.generation, e.weights)
                       for i, e in enumerate(self.state.elites)]
-        candidates.append(("distribution mean", self.state.generation,
-                           self.space.weights(self.strategy.mean)))
+        mean = self.space.weights(self.strategy.mean)
+        problem = self.heuristic_problem(mean)
+        if problem is None:
+            candidates.append(("distribution mean", self.state.generation, mean))
+        else:
+            log.warning("validation: the distribution mean is left out: %s", problem)
         seeds = validation_seeds(c.seed, c.validation_games)
         results = self.play([w for _, _, w in candidates], seeds, "validation")
         rows = []

@@ -8,10 +8,12 @@ CMA-ES. This is the only place that converts between the two spaces.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tuner.config import ParamSpec, RunConfig
+if TYPE_CHECKING:  # tuner.config checks boxes with box_problem, so it imports this module
+    from tuner.config import ParamSpec, RunConfig
 
 EDGE_MARGIN = 0.05  # the last 5% of a box, in normalised units, counts as its edge
 
@@ -51,6 +53,23 @@ class SearchSpace:
                 lines.append(f"{p.name} = {value:.4g} is at the {end} end of its box "
                              f"({bound:g}); the box may be what stopped it: widen it and tune again")
         return lines
+
+
+def box_problem(low: float, high: float, scale: str) -> str | None:
+    """Why ``[low, high]`` cannot be mapped onto [0, 1]: its width (or, on a log scale, its
+    width in logarithms) must be a finite, non-zero float. None when it can. A config refuses
+    such a box when it is read (``tuner.config``)."""
+    if scale == "log":
+        if low <= 0:
+            return f"a log-scale parameter needs low > 0, got {low}"
+        width = math.log(high) - math.log(low)
+    else:
+        width = high - low
+    if not math.isfinite(width):
+        return f"the box [{low:g}, {high:g}] is too wide: its width overflows a float; narrow it"
+    if width <= 0:
+        return f"the box [{low:g}, {high:g}] is too narrow to map onto [0, 1]"
+    return None
 
 
 def _to_unit(p: ParamSpec, value: float) -> float:

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from engine import Solver, read_weights, write_weights
+from tuner.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -105,3 +106,114 @@ def test_resuming_a_finished_run_says_so_and_changes_nothing(quick_runs):
     assert done.returncode == 0
     assert "finished" in done.stdout
     assert before == {p.name: p.read_bytes() for p in run_dir.iterdir() if p.name != "run.log"}
+
+
+# ---- without Ray -------------------------------------------------------------------------------
+
+def small_config(tmp_path: Path, **cmaes) -> Path:
+    config = yaml.safe_load((ROOT / "configs" / "quick.yaml").read_text())
+    config["run"]["output_dir"] = str(tmp_path / "runs")
+    config["search"]["depth"] = 0
+    config["evaluation"]["games"] = 1
+    config["cmaes"].update(popsize=4, max_generations=300, **cmaes)
+    config["validation"] = {"games": 2, "top_k": 1}
+    path = tmp_path / "small.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def test_resuming_a_run_that_pycma_stopped_says_it_cannot_continue(tmp_path, capsys):
+    from engine.solver import GameResult
+    from tuner.config import load_config
+    from tuner.run import TuningRun
+
+    class Flat:  # every candidate scores the same: pycma stops on a flat fitness
+        workers = 1
+
+        def play(self, jobs, progress=None):
+            return [[GameResult(s, 1000, 128, 50, 0.001, 100, 0) for s in job.seeds]
+                    for job in jobs]
+
+    config = load_config(small_config(tmp_path))
+    state = TuningRun.start(config, config.run_dir, progress=False).run(Flat())
+    assert state.cma_stop and state.generation < 300
+    before = {p.name: p.read_bytes() for p in config.run_dir.iterdir()}
+
+    assert main(["--resume", str(config.run_dir), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    criteria = state.cma_stop.removeprefix("cma-es termination: ")
+    assert out.startswith(f"{config.run_dir}: the run has finished: pycma's own stop criteria "
+                          f"ended it ({criteria}), so it cannot be continued")
+    assert "max_generations" not in out
+    assert before == {p.name: p.read_bytes() for p in config.run_dir.iterdir()}
+
+
+def test_a_bug_is_a_traceback_not_bad_input(tmp_path, monkeypatch):
+    from tuner.run import TuningRun
+
+    def bug(*args, **kwargs):
+        raise ValueError("a bug in the run loop")
+
+    monkeypatch.setattr(TuningRun, "start", bug)
+    with pytest.raises(ValueError, match="a bug in the run loop"):
+        main(["--config", str(small_config(tmp_path))])
+
+
+def test_a_bug_exits_1_with_its_traceback(tmp_path):
+    driver = ("import sys\nimport tuner.run\n"
+              "def bug(*args, **kwargs):\n    raise ValueError('a bug in the run loop')\n"
+              "tuner.run.TuningRun.start = bug\n"
+              "from tuner.cli import main\nsys.exit(main(sys.argv[1:]))\n")
+    config = small_config(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-c", driver, "--config", str(config)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" in done.stderr and "ValueError: a bug in the run loop" in done.stderr
+    assert "tune: error" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--workers", "4", "compare", "A.yaml", "B.yaml"],
+         ("tune: error: --workers belongs after the subcommand: tune compare --workers 4 A.yaml "
+         "B.yaml")),
+        (["--work=4", "--address", "auto", "compare", "A.yaml", "B.yaml"],
+         ("tune: error: --workers and --address belong after the subcommand: tune compare "
+         "--workers=4 --address auto A.yaml B.yaml")),
+        (["--workers", "0", "play"],
+         "tune: error: --workers belongs after the subcommand: tune play --workers 0"),
+        (["--config", "x.yaml", "play"],
+         ("tune: error: --config is an option of the tuning job (tune --config ...) and not of "
+         "tune play: leave it out (see: tune play --help)")),
+        (["--workers", "2", "noise", "--config", "x.yaml", "--workers", "3"],
+         ("tune: error: --workers is given both before and after noise: give it once, after "
+         "the subcommand")),
+    ],
+)
+def test_main_options_before_a_subcommand_are_refused_with_the_corrected_command(args, expected,
+                                                                                 capsys):
+    assert main(args) == 2
+    assert capsys.readouterr().err == expected + "\n"
+
+
+def test_a_run_stopped_before_its_first_checkpoint_says_to_start_it_again(tmp_path, capsys,
+                                                                          monkeypatch):
+    import tuner.evaluation
+    from tuner.errors import EvaluationError
+
+    def no_cluster(*args, **kwargs):
+        raise EvaluationError("could not join the Ray cluster at 'head:6379'")
+
+    monkeypatch.setattr(tuner.evaluation, "RayEvaluator", no_cluster)
+    config = small_config(tmp_path)
+    assert main(["--config", str(config), "--workers", "2"]) == 1
+    err = capsys.readouterr().err
+    assert "stopped before the first generation completed: could not join" in err
+    assert f"start it again with:\n  tune --config {config} --workers 2" in err
+    assert "--resume" not in err
+    # the advice works: the same command is not refused for the directory it left
+    assert main(["--config", str(config), "--workers", "2"]) == 1
+    assert "already holds a run" not in capsys.readouterr().err

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from engine import Solver
+from tuner.cli import main
 from tuner.compare import labels_for, paired_difference
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,3 +65,40 @@ def test_compare_refuses_too_few_games_for_a_paired_test():
     )
     assert done.returncode == 2
     assert "--games must be at least 30" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--cutoff", "2"], "--cutoff must be in [0, 1) (0: exact search), got 2.0"),
+        (["--cutoff", "nan"], "--cutoff must be in [0, 1)"),
+        (["--seed", "-1"], "--seed must be from 0 to 2**64 - GAMES"),
+        (["--seed", str(2**64 - 10)], "--seed must be from 0 to 2**64 - GAMES"),
+        (["--games", "10000000000"], "--games must be from 30 to 1000000, got 10000000000"),
+        (["--workers", "0"], "--workers must be from 1 to 4096, got 0"),
+        (["--address", "localhost"], "--address must be 'auto' or HOST:PORT, got 'localhost'"),
+        (["--depth", "9"], "--depth must be from 0 to 8, got 9"),
+    ],
+)
+def test_bad_arguments_are_refused_before_ray_starts(args, expected, capsys, monkeypatch):
+    import tuner.evaluation
+
+    def no_ray(*args, **kwargs):
+        raise AssertionError("Ray started")
+
+    monkeypatch.setattr(tuner.evaluation, "RayEvaluator", no_ray)
+    reference = str(WEIGHTS / "classic-reference.yaml")
+    assert main(["compare", reference, reference, *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"tune: error: {expected}") and err.count("\n") == 1, err
+
+
+def test_weights_whose_heuristic_is_not_finite_name_the_file_and_the_weight(tmp_path, capsys):
+    text = (WEIGHTS / "classic-reference.yaml").read_text()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text.replace("monotonicity_power: 4.0", "monotonicity_power: 1000.0"))
+    assert "1000.0" in bad.read_text()
+    assert main(["compare", str(WEIGHTS / "classic-reference.yaml"), str(bad)]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"tune: error: {bad}: weights.monotonicity_power: at 1000 the "
+                           "heuristic is not finite")

@@ -247,3 +247,139 @@ def test_exponents_without_a_dot_are_numbers_in_a_config_file(tmp_path):
     path.write_text(text, encoding="utf-8")
     spec = {p.name: p for p in load_config(path).params}["merges_weight"]
     assert (spec.init, spec.low, spec.high) == (300.0, 10.0, 5000.0)
+
+
+# ---- what a config may not hold ----------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("param", "entry", "path", "message"),
+    [
+        ("monotonicity_power", {"fixed": 1000}, "params.monotonicity_power",
+         "at 1000 the heuristic is not finite (computing it fails: OverflowError"),
+        ("sum_power", -1, "params.sum_power", "at -1 the heuristic is not finite"),
+        ("lost_penalty", {"init": 1, "low": 0, "high": 1e308}, "params.lost_penalty.high",
+         "at 1e+308 (the others at init) the heuristic is not finite"),
+        ("monotonicity_power", {"init": 4, "low": -1, "high": 8}, "params.monotonicity_power.low",
+         "at -1 (the others at init) the heuristic is not finite"),
+        ("lost_penalty", {"init": 0, "low": -1e308, "high": 1e308}, "params.lost_penalty",
+         "the box [-1e+308, 1e+308] is too wide: its width overflows a float"),
+    ],
+)
+def test_weights_whose_heuristic_is_not_finite_are_refused_naming_the_key(param, entry, path,
+                                                                         message):
+    document = quick_document()
+    document["params"][param] = entry
+    [line] = problems(document)
+    assert line.startswith(f"test.yaml: {path}: {message}"), line
+
+
+def test_a_box_checked_at_every_end_names_each_bad_end():
+    document = quick_document()
+    document["params"]["monotonicity_power"] = {"init": 4, "low": -1, "high": 1000}
+    lines = problems(document)
+    assert [line.split(": ")[1] for line in lines] == [
+        "params.monotonicity_power.low", "params.monotonicity_power.high"]
+
+
+@pytest.mark.parametrize("tuned", [0, 1])
+def test_fewer_than_two_tuned_parameters_are_refused(tuned):
+    document = quick_document()
+    document["params"] = {"merges_weight": 300, "empty_weight": 100}
+    if tuned:
+        document["params"]["empty_weight"] = {"init": 100, "low": 10, "high": 5000}
+    [line] = problems(document)
+    assert line.startswith("test.yaml: params: ")
+    assert "tune at least 2 parameters" in line and "pycma's CMA-ES needs 2 dimensions" in line
+    assert ("only empty_weight is tuned" in line) == bool(tuned)
+
+
+def test_two_tuned_parameters_are_enough():
+    document = quick_document()
+    del document["params"]["merges_weight"]
+    assert len(parse_config(document, "test.yaml").tuned) == 2
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value"),
+    [
+        ("evaluation", "games", 10**10),
+        ("evaluation", "reevaluate_best", 10**5),
+        ("cmaes", "popsize", 10**6),
+        ("cmaes", "restarts", 11),
+        ("cmaes", "max_generations", 10**10),
+        ("cmaes", "max_games", 10**16),
+        ("ray", "workers", 10**5),
+        ("ray", "games_per_task", 10**6),
+        ("ray", "max_retries", 101),
+        ("ray", "no_worker_timeout", 1e8),
+        ("validation", "games", 10**6),
+        ("validation", "top_k", 101),
+    ],
+)
+def test_counts_have_an_upper_bound(section, key, value):
+    document = quick_document()
+    document.setdefault(section, {})[key] = value
+    [line] = problems(document)
+    assert line.startswith(f"test.yaml: {section}.{key}: expected "), line
+
+
+def test_an_integer_beyond_a_float_is_a_one_line_problem():
+    document = quick_document()
+    document["params"]["lost_penalty"] = {"fixed": 10**400}
+    [line] = problems(document)
+    assert line == ("test.yaml: params.lost_penalty.fixed: expected a finite number, got an "
+                    "integer of 401 digits (beyond a float's range)")
+
+
+def test_floats_are_not_integers_in_a_config_file(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text(QUICK.read_text(encoding="utf-8").replace("depth: 1", "depth: 2.0"),
+                    encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"search\.depth: expected an integer, got float 2\.0"):
+        load_config(path)
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value"),
+    [("run", "name", "x/" * 3000), ("evaluation", "fitness", "z" * 3000),
+     ("evaluation", "games", "g" * 3000), (None, "z" * 3000, 1)],
+)
+def test_bad_values_are_echoed_cut_short(section, key, value):
+    document = quick_document()
+    (document if section is None else document[section])[key] = value
+    [line] = problems(document)
+    assert len(line) < 250, line
+    assert "..." in line
+
+
+def test_a_missing_or_malformed_section_is_one_line():
+    document = quick_document()
+    del document["search"]
+    document["evaluation"] = [24]
+    assert problems(document) == [
+        "test.yaml: search: missing section",
+        "test.yaml: evaluation: expected a mapping, got list [24]",
+    ]
+
+
+def test_a_typo_in_a_parameter_name_is_not_also_reported_as_too_few_tuned():
+    document = quick_document()
+    document["params"]["merge_weight"] = document["params"].pop("merges_weight")
+    [line] = problems(document)
+    assert "params.merge_weight: unknown key" in line
+
+
+def test_a_config_larger_than_a_mebibyte_is_not_read_whole(tmp_path):
+    path = tmp_path / "big.yaml"
+    path.write_bytes(b"# " + b"x" * (1 << 20) + b"\n")
+    with pytest.raises(ConfigError, match=r"big\.yaml: not a config file \(larger than 1024 KiB\)"):
+        load_config(path)
+    with pytest.raises(ConfigError, match="larger than"):
+        load_config("/dev/zero")  # would never end if it were read whole
+
+
+def test_search_space_refuses_nothing_a_config_accepts():
+    for path in CONFIGS:
+        space = SearchSpace(load_config(path))
+        assert np.all(np.isfinite(space.initial()))
+        assert all(np.isfinite(list(space.weights(np.ones(space.dimension)).values())))

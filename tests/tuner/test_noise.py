@@ -6,8 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
+from tuner.cli import main
 from tuner.noise import recommend_games
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,3 +41,24 @@ def test_noise_command_measures_the_initial_point(tmp_path):
     # the printed spread is rounded to 2 decimals: n = (spread / target)^2 within that rounding
     assert ((spread - 0.005) / 0.05) ** 2 <= recommended <= ((spread + 0.005) / 0.05) ** 2 + 1
     assert not (tmp_path / "runs").exists()  # measuring writes no run directory
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--workers", "0"], "--workers must be from 1 to 4096, got 0"),
+        (["--games", "1"], "--games must be from 2 to 1000000, got 1"),
+        (["--games", "10000000000"], "--games must be from 2 to 1000000, got 10000000000"),
+        (["--target", "0"], "--target must be in (0, 1), got 0.0"),
+        (["--target", "nan"], "--target must be in (0, 1), got nan"),
+    ],
+)
+def test_bad_arguments_are_refused_before_anything_runs(args, expected, capsys):
+    assert main(["noise", "--config", str(ROOT / "configs" / "quick.yaml"), *args]) == 2
+    assert capsys.readouterr().err == f"tune: error: {expected}\n"
+
+
+def test_the_config_is_required(capsys):
+    assert main(["noise"]) == 2
+    assert capsys.readouterr().err == ("tune: error: --config FILE is required: "
+                                       "tune noise --config FILE\n")

@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 
 import pytest
 
 from engine import atomic
-from tuner.report import PLOT_FILE, plot_convergence
+from tuner.errors import CheckpointError
+from tuner.report import (
+    HISTORY_COLUMNS,
+    PLOT_FILE,
+    VALIDATION_COLUMNS,
+    plot_convergence,
+    read_rows,
+)
 
 pytest.importorskip("matplotlib")
 
@@ -50,3 +58,70 @@ def test_a_failed_write_keeps_the_old_plot_and_leaves_nothing_behind(tmp_path, m
         plot_convergence(tmp_path, HISTORY, VALIDATION)
     assert (tmp_path / PLOT_FILE).read_bytes() == b"the old plot"
     assert os.listdir(tmp_path) == [PLOT_FILE]
+
+
+# ---- reading a run directory -------------------------------------------------------------------
+
+HEADER = "generation,evaluations,games,best,best_stderr,median,worst,sigma,popsize\n"
+ROW = "1,6,144,1000.5,20.0,900.0,500.0,0.25,6\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (HEADER + ROW + ROW[:9], "line 3: expected 9 fields, got 4 (a truncated or damaged line)"),
+        (HEADER + ROW.replace("\n", ",7\n"), "line 2: expected 9 fields, got 10"),
+        (HEADER.replace("sigma", "sigma0") + ROW, "line 1: missing column 'sigma'"),
+        (HEADER + ROW.replace("1000.5", "lots"), "line 2: best: expected a number, got 'lots'"),
+        (HEADER + ROW.replace("1,6,", "1.5,6,"), "line 2: generation: expected a whole number"),
+        (HEADER + ROW.replace("1,6,", "inf,6,"), "line 2: generation: expected a whole number"),
+        ("", "empty: no generation has completed yet"),
+    ],
+)
+def test_a_damaged_history_is_refused_naming_the_line(tmp_path, text, message):
+    path = tmp_path / "history.csv"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(CheckpointError) as caught:
+        read_rows(path, HISTORY_COLUMNS, required=True)
+    assert str(caught.value).startswith(f"{path}: {message}")
+
+
+def test_a_history_with_every_column_is_read(tmp_path):
+    path = tmp_path / "history.csv"
+    path.write_text(HEADER + ROW, encoding="utf-8")
+    assert read_rows(path, HISTORY_COLUMNS, required=True) == [
+        {"generation": 1.0, "evaluations": 6.0, "games": 144.0, "best": 1000.5,
+         "best_stderr": 20.0, "median": 900.0, "worst": 500.0, "sigma": 0.25, "popsize": 6.0}]
+
+
+def test_a_missing_optional_file_is_no_rows(tmp_path):
+    assert read_rows(tmp_path / "validation.csv", VALIDATION_COLUMNS, required=False) == []
+
+
+def test_report_reads_a_run_of_a_family_file_from_any_directory(tmp_path, monkeypatch, capsys):
+    import shutil
+
+    import yaml
+
+    from tuner.cli import main
+    from tuner.config import parse_config
+    from tuner.evaluation import SerialEvaluator
+    from tuner.run import TuningRun
+
+    examples = Path(__file__).resolve().parents[2] / "examples" / "families"
+    shutil.copyfile(examples / "seed001.py", tmp_path / "seed001.py")
+    document = yaml.safe_load((examples / "seed001.yaml").read_text(encoding="utf-8"))
+    document["run"]["output_dir"] = str(tmp_path / "runs")
+    document["search"]["depth"] = 0
+    document["evaluation"]["games"] = 2
+    document["cmaes"].update(popsize=4, max_generations=1)
+    document["validation"] = {"games": 2, "top_k": 1}
+    config = parse_config(document, "seed001.yaml", tmp_path)
+    TuningRun.start(config, config.run_dir, progress=False).run(SerialEvaluator(games_per_task=2))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+
+    assert main(["report", str(config.run_dir), "--no-plot"]) == 0
+    out = capsys.readouterr().out
+    assert "seed001.py:Seed001 family" in out and "best.yaml     validated" in out

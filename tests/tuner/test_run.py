@@ -15,6 +15,7 @@ from engine.atomic import is_temp_file
 from engine.solver import GameResult
 from tuner import checkpoint as ckpt
 from tuner.config import parse_config
+from tuner.errors import ConfigError
 from tuner.evaluation import SerialEvaluator
 from tuner.run import TuningRun
 from tuner.seeds import training_seeds, validation_seeds
@@ -203,3 +204,61 @@ def test_other_fitness_kinds_drive_the_loop(tmp_path, fitness):
         assert 4 <= best <= 12
     else:
         assert best > 100
+
+
+class FlatEvaluator(SyntheticEvaluator):
+    """Every candidate scores the same: pycma soon stops on a flat fitness (tolflatfitness)."""
+
+    def play(self, jobs, progress=None):
+        self.calls += 1
+        return [[GameResult(seed, 1000, 128, 50, 0.001, 100, 0) for seed in job.seeds]
+                for job in jobs]
+
+
+def test_the_generation_that_triggers_a_restart_records_its_own_strategy(tmp_path):
+    doc = config_dict(tmp_path, **{"cmaes.max_generations": 200, "cmaes.restarts": 1,
+                                   "cmaes.popsize": 4, "evaluation.games": 1})
+    run = TuningRun.start(parse_config(doc, "test"), tmp_path / "t", progress=False)
+    state = run.run(FlatEvaluator())
+    assert "cma-es termination" in state.stop_reason
+    history = state.history
+    first = [row for row in history if row["restart"] == 0]
+    second = [row for row in history if row["restart"] == 1]
+    assert first and second and len(first) + len(second) == len(history)
+    assert {row["popsize"] for row in first} == {4} and {row["popsize"] for row in second} == {8}
+    # the last generation of the first strategy: its own sigma, not the new strategy's sigma0
+    assert first[-1]["generation"] + 1 == second[0]["generation"]
+    assert first[-1]["sigma"] != pytest.approx(0.3)
+
+
+def test_a_candidate_whose_heuristic_overflows_is_refused_before_any_game(tmp_path):
+    # each box is finite at both ends (the others at init), but both highs together overflow
+    doc = config_dict(tmp_path)
+    doc["params"] = {
+        "sum_power": {"init": 1, "low": 1, "high": 250},
+        "sum_weight": {"init": 1, "low": 1, "high": 1e290, "scale": "log"},
+    }
+    run = TuningRun.start(parse_config(doc, "joint.yaml"), tmp_path / "t", progress=False)
+    run.strategy.ask = lambda: [np.array([0.5, 0.5]), np.array([1.0, 1.0])]
+    evaluator = SyntheticEvaluator()
+    run.evaluator = evaluator
+    with pytest.raises(ConfigError) as caught:
+        run.step()
+    message = str(caught.value)
+    assert message.startswith("joint.yaml: params: generation 1, candidate 1: the heuristic is "
+                              "not finite (")
+    assert "caused by sum_power = 250 and sum_weight = 1e+290" in message
+    assert "start a new run" in message
+    assert evaluator.calls == 0
+    assert run.state.generation == 0
+
+
+def test_a_distribution_mean_whose_heuristic_overflows_is_left_out_of_validation(tmp_path):
+    config = parse_config(config_dict(tmp_path, **{"cmaes.max_generations": 1}), "test")
+    run = TuningRun.start(config, tmp_path / "t", progress=False)
+    run.evaluator = SyntheticEvaluator()
+    run.step()
+    mean = run.space.weights(run.strategy.mean)
+    run.heuristic_problem = lambda weights: "overflows" if weights == mean else None
+    rows = run.validate()
+    assert [row.label for row in rows] == ["elite 1", "elite 2"]
