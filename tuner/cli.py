@@ -116,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.handler is not None:
             refuse_main_options(parser, argv, args)
             return args.handler(args)
+        if args.main_config or args.main_resume:  # the tuning job: SIGTERM stops it like Ctrl-C
+            signal.signal(signal.SIGTERM, _raise_terminated)
         if args.main_config and args.main_resume:
             return resume_job(args)
         if args.main_config:
@@ -307,7 +309,7 @@ def _show_progress(args: argparse.Namespace) -> bool:
 
 def execute(run, args: argparse.Namespace) -> int:
     """Run a ``TuningRun`` with a log file in the run directory, SIGTERM handled like Ctrl-C."""
-    from tuner.evaluation import RayEvaluator
+    from tuner.evaluation import ClusterConnectionError, RayEvaluator
 
     file_handler = logging.FileHandler(run.run_dir / ckpt.LOG_FILE)
     file_handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
@@ -319,8 +321,8 @@ def execute(run, args: argparse.Namespace) -> int:
                  run.config.games)
         evaluator = RayEvaluator(run.config.address, run.config.workers,
                                  run.config.games_per_task, run.config.max_retries,
-                                 run.config.no_worker_timeout, families=[run.config.family])
-        signal.signal(signal.SIGTERM, _raise_terminated)
+                                 run.config.no_worker_timeout, families=[run.config.family],
+                                 connect_timeout=run.config.connect_timeout)
         log.info("evaluating on Ray with %d worker CPUs", evaluator.workers)
         state = run.run(evaluator)
         log.info("done: %s; best weights in %s", state.stop_reason,
@@ -334,6 +336,9 @@ def execute(run, args: argparse.Namespace) -> int:
             log.warning("interrupted before the first generation completed (nothing to "
                         "resume); start it again with:\n  %s", _start_again(run, args))
         return EXIT_INTERRUPTED
+    except ClusterConnectionError as err:  # Ray never started: nothing ran, nothing to resume
+        log.error("tune: error: %s", err)
+        return EXIT_FAILED
     except EvaluationError as err:
         if (run.run_dir / ckpt.CHECKPOINT_FILE).exists():
             log.error("stopped after generation %d (checkpointed): %s\nresume with:\n  tune "

@@ -59,6 +59,7 @@ RESUMABLE_CHANGES = (
     "ray.games_per_task",
     "ray.max_retries",
     "ray.no_worker_timeout",
+    "ray.connect_timeout",
 )
 
 
@@ -101,6 +102,7 @@ class RunConfig:
     games_per_task: int
     max_retries: int
     no_worker_timeout: float
+    connect_timeout: float
     validation_games: int
     validation_top_k: int
 
@@ -145,6 +147,7 @@ class RunConfig:
                 "games_per_task": self.games_per_task,
                 "max_retries": self.max_retries,
                 "no_worker_timeout": self.no_worker_timeout,
+                "connect_timeout": self.connect_timeout,
             },
             "validation": {"games": self.validation_games, "top_k": self.validation_top_k},
         }
@@ -347,7 +350,7 @@ def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".") 
 
     ray_section = check.section(
         document, "ray", ("address", "workers", "games_per_task", "max_retries",
-                          "no_worker_timeout"), required=False
+                          "no_worker_timeout", "connect_timeout"), required=False
     )
     address = ray_section.get("address")
     if address is not None and (not isinstance(address, str) or not ADDRESS_PATTERN.match(address)
@@ -362,6 +365,8 @@ def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".") 
                                 high=MAX_RETRIES)
     no_worker_timeout = check.number(ray_section, "no_worker_timeout", "ray", default=60.0,
                                      low=0.0, high=MAX_TIMEOUT, open_low=True)
+    connect_timeout = check.number(ray_section, "connect_timeout", "ray", default=60.0,
+                                   low=0.0, high=MAX_TIMEOUT, open_low=True)
 
     validation = check.section(document, "validation", ("games", "top_k"), required=False)
     validation_games = check.integer(validation, "games", "validation", default=500, low=1,
@@ -378,6 +383,7 @@ def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".") 
         max_generations=max_generations, max_games=max_games, restarts=restarts,
         address=address, workers=workers, games_per_task=games_per_task,
         max_retries=max_retries, no_worker_timeout=no_worker_timeout,
+        connect_timeout=connect_timeout,
         validation_games=validation_games, validation_top_k=top_k,
     )
 

@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     workers = config.workers if args.workers is None else args.workers
     evaluator = RayEvaluator(config.address, workers,
                              config.games_per_task, config.max_retries,
-                             families=[config.family])
+                             families=[config.family], connect_timeout=config.connect_timeout)
     try:
         [results] = evaluator.play([Job(0, spec, tuple(noise_seeds(config.seed, args.games)))])
     finally:

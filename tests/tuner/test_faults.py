@@ -65,10 +65,13 @@ CTRL_C_AS_IN_A_TERMINAL = "import signal; signal.signal(signal.SIGINT, signal.de
 TUNE_MAIN = "import sys; from tuner.cli import main; sys.exit(main(sys.argv[1:]))"
 
 
-def start_tune(tmp_path: Path, *args: str, driver: str | None = None) -> subprocess.Popen:
+def start_tune(tmp_path: Path, *args: str, driver: str | None = None,
+               own_group: bool = False) -> subprocess.Popen:
+    """``own_group``: in a process group of its own (its id is the driver's pid), so that every
+    process the run starts can be found, as a terminal's job control would do."""
     command = [sys.executable, "-c", CTRL_C_AS_IN_A_TERMINAL + (driver or TUNE_MAIN), *args]
     return subprocess.Popen(command, cwd=tmp_path, env=ENV, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=own_group)
 
 
 def generations_done(run_dir: Path) -> int:
@@ -92,6 +95,22 @@ def busy_worker_pids() -> list[int]:
                          check=True).stdout
     return [int(line.split()[0]) for line in out.splitlines()
             if line.split(None, 1)[1].startswith("ray::play_unit")]
+
+
+def processes_in_group(group: int) -> list[str]:
+    """The live processes (not zombies) of a process group, as ps lists them."""
+    out = subprocess.run(["ps", "-eo", "pid=,pgid=,stat=,args="], capture_output=True, text=True,
+                         check=True).stdout
+    return [line.strip() for line in out.splitlines()
+            if int(line.split()[1]) == group and not line.split()[2].startswith("Z")]
+
+
+def assert_nothing_left(group: int, timeout: float = 20.0) -> None:
+    """Every process of the group has ended (Ray's shutdown may take a moment)."""
+    deadline = time.monotonic() + timeout
+    while processes_in_group(group) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not processes_in_group(group)
 
 
 def assert_same_run(run_dir: Path, reference: Path) -> None:
@@ -269,6 +288,59 @@ def test_ctrl_c_and_sigterm_checkpoint_and_exit_cleanly(tmp_path, reference, sig
     assert ckpt.load_state(run_dir).generation >= 1
     resume_to_the_end(tmp_path)
     assert_same_run(run_dir, reference)
+
+
+# Moments after the run log appears, which is when tune starts Ray (about 4 s here); the last
+# ones fall in the first generation. Ctrl-C there used to crash the driver (exit -11) or leave
+# Ray's agents running; a second Ctrl-C during the shutdown killed it with Ray half stopped.
+START_UP = [
+    pytest.param(signal.SIGINT, 0.0, 1, id="ctrl-c-at-once"),
+    pytest.param(signal.SIGINT, 0.5, 1, id="ctrl-c-0.5s"),
+    pytest.param(signal.SIGINT, 1.0, 1, id="ctrl-c-1s"),
+    pytest.param(signal.SIGINT, 2.0, 1, id="ctrl-c-2s"),
+    pytest.param(signal.SIGINT, 3.0, 1, id="ctrl-c-3s"),
+    pytest.param(signal.SIGINT, 1.0, 2, id="ctrl-c-twice-1s"),
+    pytest.param(signal.SIGINT, 3.0, 2, id="ctrl-c-twice-3s"),
+    pytest.param(signal.SIGTERM, 1.0, 1, id="sigterm-1s"),
+    pytest.param(signal.SIGTERM, 3.0, 1, id="sigterm-3s"),
+]
+
+
+@pytest.mark.parametrize(("sig", "delay", "times"), START_UP)
+def test_an_interrupt_while_ray_starts_exits_130_and_leaves_no_process(tmp_path, sig, delay,
+                                                                       times):
+    config = write_config(tmp_path)
+    run_dir = tmp_path / "runs" / "faults"
+    proc = start_tune(tmp_path, "--config", str(config), "--workers", "1", "--quiet",
+                      own_group=True)
+    wait_for(lambda: (run_dir / ckpt.LOG_FILE).exists(), what="the run log")
+    time.sleep(delay)
+    for _ in range(times):
+        proc.send_signal(sig)
+        time.sleep(0.2)
+    _out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    assert_nothing_left(proc.pid)
+
+
+def test_an_interrupt_at_any_moment_of_start_up_says_something_true(tmp_path):
+    """From the command's first second (imports, config) to the first checkpoint: exit 130, and
+    --resume offered only where there is a checkpoint to resume."""
+    config = write_config(tmp_path)
+    run_dir = tmp_path / "runs" / "faults"
+    for delay in (0.5, 1.0, 2.0, 4.0):
+        (run_dir / ckpt.CONFIG_FILE).unlink(missing_ok=True)
+        proc = start_tune(tmp_path, "--config", str(config), "--workers", "1", "--quiet",
+                          "--overwrite", own_group=True)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 130, (delay, err)
+        assert "interrupted" in err and "Traceback" not in err, (delay, err)
+        if "tune --resume" in err:  # offered only where there is something to resume
+            ckpt.load_state(run_dir)
+        assert_nothing_left(proc.pid)
 
 
 def test_embedded_ray_starts_its_own_instance_beside_a_running_cluster(cluster, tmp_path):
