@@ -81,15 +81,20 @@ def test_a_crash_in_a_game_names_candidate_seed_and_traceback(backend, request):
 
 def test_signals_held_back_are_recorded_and_handed_to_the_caller():
     """How Ray's start-up and shutdown are kept from being cut half-way by Ctrl-C or SIGTERM."""
-    handlers = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
-    held = evaluation._signals_held((signal.SIGINT, signal.SIGTERM))
-    with held as arrived:
-        os.kill(os.getpid(), signal.SIGINT)  # blocked: pending, taken by arrived()
-        os.kill(os.getpid(), signal.SIGTERM)
-        time.sleep(0.05)  # nothing raised here
-        assert sorted(arrived()) == sorted([signal.SIGINT, signal.SIGTERM])
-    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == handlers
-    assert not signal.sigpending()
+    # a test run started in the background inherits SIGINT as ignored: Python's handler, as tune has
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        handlers = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+        held = evaluation._signals_held((signal.SIGINT, signal.SIGTERM))
+        with held as arrived:
+            os.kill(os.getpid(), signal.SIGINT)  # blocked: pending, taken by arrived()
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.05)  # nothing raised here
+            assert sorted(arrived()) == sorted([signal.SIGINT, signal.SIGTERM])
+        assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == handlers
+        assert not signal.sigpending()
+    finally:
+        signal.signal(signal.SIGINT, inherited)
 
 
 def test_ray_keeps_its_sigterm_handler_to_itself_while_it_starts():
