@@ -165,17 +165,20 @@ def c_source(loaded: WeightsFile, source: str | os.PathLike) -> str:
 
 def json_text(loaded: WeightsFile) -> str:
     """The weights file as a JSON document, parameters in the family's order."""
-    family = get_family(loaded.family)
-    document = {
-        "format": JSON_MARKER,
+    return json.dumps(_header(loaded, JSON_MARKER), indent=2) + "\n"
+
+
+def _header(loaded: WeightsFile, marker: str) -> dict:
+    """What both exported documents begin with: their marker, then the weights file's content."""
+    return {
+        "format": marker,
         "version": EXPORT_VERSION,
         "family": loaded.family,
-        "family_name": family.name or loaded.family,
+        "family_name": get_family(loaded.family).name or loaded.family,
         "depth": loaded.depth,
         "weights": loaded.weights,
         "provenance": loaded.provenance,
     }
-    return json.dumps(document, indent=2) + "\n"
 
 
 def write_tables(loaded: WeightsFile, directory: str | os.PathLike,
@@ -203,13 +206,7 @@ def write_tables(loaded: WeightsFile, directory: str | os.PathLike,
     terms = [_term_entry(term, file_of) for term in heuristic.terms]
     scale = heuristic.scale()
     manifest = {
-        "format": TABLES_MARKER,
-        "version": EXPORT_VERSION,
-        "family": loaded.family,
-        "family_name": family.name or loaded.family,
-        "depth": loaded.depth,
-        "weights": loaded.weights,
-        "provenance": loaded.provenance,
+        **_header(loaded, TABLES_MARKER),
         "conventions": CONVENTIONS,
         "combiner_floor": COMBINER_FLOOR,
         "search_floor": {
