@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-REFERENCE = ROOT / "configs" / "weights" / "classic-reference.yaml"
+REFERENCE = ROOT / "engine" / "baselines" / "classic-reference.yaml"
 START_SNIPPET = (
     "import sys, time; t = time.perf_counter(); from engine import Solver; "
     "s = Solver.from_file(sys.argv[1], depth=1); s.best_move(0x1100); "

@@ -1,7 +1,7 @@
 """tune2048's engine: exact 2048 on a 64-bit bitboard, heuristic families, fixed-depth expectimax.
 
     >>> from engine import Solver
-    >>> solver = Solver.from_file("configs/weights/classic-reference.yaml", depth=1)
+    >>> solver = Solver.from_file("classic-reference", depth=1)
     >>> result = solver.play(seed=7)
 
 The names below are imported on first use, so that reading a config or a weights file (which

@@ -32,6 +32,7 @@ import yaml
 
 from engine import yaml_text
 from engine.atomic import atomic_write
+from engine.baselines import baseline_names, baseline_path
 from engine.families import FamilyNotFound, UntrustedFamilyFile, get_family
 from engine.families.registry import canonical_spec, relative_spec
 from engine.usage import echo, shorten
@@ -85,14 +86,19 @@ def read_weights(
     """Read and validate a weights file.
 
     Args:
-        path: the weights file.
+        path: the weights file, or the name of a shipped baseline (``classic-reference``; see
+            ``engine.baselines``) where no file of that name exists.
         family_files: family files the user named: the only files whose code this may import.
     """
+    path = weights_path(path)
     try:
         with Path(path).open("rb") as file:
             raw = file.read(MAX_BYTES + 1)  # never more: the path may be /dev/zero
     except OSError as err:
-        raise WeightsFileError(f"{path}: cannot read weights file: {err.strerror}") from None
+        baselines = f" (nor a baseline: {', '.join(baseline_names())})" \
+            if _may_be_a_name(path) else ""
+        raise WeightsFileError(
+            f"{path}: cannot read weights file: {err.strerror}{baselines}") from None
     if len(raw) > MAX_BYTES:
         raise WeightsFileError(f"{path}: not a weights file (larger than {MAX_BYTES // 1024} KiB)")
     try:
@@ -100,6 +106,22 @@ def read_weights(
     except UnicodeDecodeError:
         raise WeightsFileError(f"{path}: not a weights file (not UTF-8 text)") from None
     return parse_weights(text, str(path), Path(path).parent, family_files)
+
+
+def weights_path(path: str | os.PathLike) -> Path:
+    """The file a ``--weights`` value names: the path itself, or, where no such file exists and
+    the value is a bare name, the shipped baseline of that name."""
+    if _may_be_a_name(path) and not Path(path).exists():
+        baseline = baseline_path(str(path))
+        if baseline is not None:
+            return baseline
+    return Path(path)
+
+
+def _may_be_a_name(path: str | os.PathLike) -> bool:
+    """A value with no directory part and no YAML suffix could name a baseline."""
+    text = str(path)
+    return "/" not in text and os.sep not in text and not text.endswith((".yaml", ".yml"))
 
 
 def parse_weights(

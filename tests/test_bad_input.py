@@ -33,7 +33,7 @@ DIRECTORY_KINDS = ("checkpoint", "report")
 NOT_CASES = {"cases.yaml", "make_checkpoints.py", "__pycache__"}
 # What {weights} and {config} stand for in an args case: good files, copied into the work folder.
 GOOD_FILES = {
-    "{weights}": REPO_ROOT / "configs" / "weights" / "classic-reference.yaml",
+    "{weights}": REPO_ROOT / "engine" / "baselines" / "classic-reference.yaml",
     "{config}": QUICK,
 }
 EXIT_BAD_INPUT = 2

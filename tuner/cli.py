@@ -309,7 +309,8 @@ def _show_progress(args: argparse.Namespace) -> bool:
 
 def execute(run, args: argparse.Namespace) -> int:
     """Run a ``TuningRun`` with a log file in the run directory, SIGTERM handled like Ctrl-C."""
-    from tuner.evaluation import ClusterConnectionError, RayEvaluator
+    from tuner.evaluation import RayEvaluator
+    from tuner.ray_session import ClusterConnectionError
 
     file_handler = logging.FileHandler(run.run_dir / ckpt.LOG_FILE)
     file_handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))

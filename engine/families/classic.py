@@ -10,7 +10,7 @@ run of k >= 2 equal adjacent ranks as k (empty cells are skipped, so [2, 0, 2, 0
 ``mono_left`` sums r[i-1]**p - r[i]**p over neighbours that decrease left to right and
 ``mono_right`` sums r[i]**p - r[i-1]**p over the others (p = ``monotonicity_power``; empty cells
 count as rank 0). One table serves all eight lines. The reference weights are the commonly quoted
-CMA-ES result shipped as ``configs/weights/classic-reference.yaml``.
+CMA-ES result shipped as the baseline ``classic-reference``.
 """
 
 from __future__ import annotations

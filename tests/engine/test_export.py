@@ -24,9 +24,9 @@ from engine.families.classic import CLASSIC, line_table
 from engine.weights_file import WeightsFile, WeightsFileError, read_weights, write_weights
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-CLASSIC_REFERENCE = REPO_ROOT / "configs" / "weights" / "classic-reference.yaml"
+CLASSIC_REFERENCE = REPO_ROOT / "engine" / "baselines" / "classic-reference.yaml"
 CLASSIC_TUNED = REPO_ROOT / "runs" / "classic-d1" / "best.yaml"
-SNAKE_SEED000 = REPO_ROOT / "configs" / "weights" / "seed000-snake.yaml"
+SNAKE_SEED000 = REPO_ROOT / "engine" / "baselines" / "seed000-snake.yaml"
 C_COMPILER = shutil.which("cc")
 needs_cc = pytest.mark.skipif(C_COMPILER is None, reason="no C compiler (cc) on this machine")
 

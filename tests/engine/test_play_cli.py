@@ -12,7 +12,7 @@ from engine.solver import Solver
 from tuner.cli import main
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-CLASSIC_REFERENCE = str(REPO_ROOT / "configs" / "weights" / "classic-reference.yaml")
+CLASSIC_REFERENCE = str(REPO_ROOT / "engine" / "baselines" / "classic-reference.yaml")
 BOARD_TEXT = "2 0 0 2 / 0 4 0 0 / 0 0 0 0 / 0 0 0 8"
 
 

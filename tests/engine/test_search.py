@@ -17,7 +17,7 @@ from engine.weights_file import read_weights
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXPECTIMAX_TSV = REPO_ROOT / "tests" / "data" / "expectimax-classic.tsv"
-CLASSIC_REFERENCE = REPO_ROOT / "configs" / "weights" / "classic-reference.yaml"
+CLASSIC_REFERENCE = REPO_ROOT / "engine" / "baselines" / "classic-reference.yaml"
 
 # classic with no per-line constant and a heavy tile-sum penalty: every real board scores < 0
 NEGATIVE_CLASSIC = {

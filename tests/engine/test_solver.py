@@ -12,7 +12,7 @@ from engine.rules import Move, SpawnStream, apply_move, legal_moves, new_game
 from engine.solver import DEFAULT_CUTOFF, MILESTONES, GameResult, Solver
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-CLASSIC_REFERENCE = REPO_ROOT / "configs" / "weights" / "classic-reference.yaml"
+CLASSIC_REFERENCE = REPO_ROOT / "engine" / "baselines" / "classic-reference.yaml"
 
 BOARD = [[2, 0, 0, 2], [0, 4, 0, 0], [0, 0, 0, 0], [0, 0, 0, 8]]
 DEAD = [[2, 4, 2, 4], [4, 2, 4, 2], [2, 4, 2, 4], [4, 2, 4, 2]]

@@ -22,7 +22,7 @@ from engine.weights_file import (
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-CLASSIC_REFERENCE = REPO_ROOT / "configs" / "weights" / "classic-reference.yaml"
+CLASSIC_REFERENCE = REPO_ROOT / "engine" / "baselines" / "classic-reference.yaml"
 
 
 def valid_document(**changes) -> dict:

@@ -15,7 +15,7 @@ from tuner.cli import main
 from tuner.compare import labels_for, paired_difference
 
 ROOT = Path(__file__).resolve().parents[2]
-WEIGHTS = ROOT / "configs" / "weights"
+WEIGHTS = ROOT / "engine" / "baselines"
 
 
 def test_paired_difference_mean_interval_and_p_value():

@@ -18,7 +18,7 @@ from tuner.seeds import TOP_BIT, training_seeds, validation_seeds
 from tuner.space import SearchSpace
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-CONFIGS = sorted((REPO_ROOT / "configs").glob("*.yaml"))  # configs/weights/ holds no configs
+CONFIGS = sorted((REPO_ROOT / "configs").glob("*.yaml"))
 QUICK = REPO_ROOT / "configs" / "quick.yaml"
 
 

@@ -2,16 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import time
-
 import pytest
 
 from engine.batch import PlayerSpec
-from tuner import evaluation
 from tuner.errors import EvaluationError
 from tuner.evaluation import Job, RayEvaluator, SerialEvaluator, split_units
 
@@ -75,60 +68,3 @@ def test_a_crash_in_a_game_names_candidate_seed_and_traceback(backend, request):
         evaluator.play(bad)
     message = str(err.value)
     assert "candidate 3" in message and "'not-a-seed'" in message and "Traceback" in message
-
-
-# ---- start-up and shutdown under signals --------------------------------------------------------
-
-def test_signals_held_back_are_recorded_and_handed_to_the_caller():
-    """How Ray's start-up and shutdown are kept from being cut half-way by Ctrl-C or SIGTERM."""
-    # a test run started in the background inherits SIGINT as ignored: Python's handler, as tune has
-    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        handlers = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
-        held = evaluation._signals_held((signal.SIGINT, signal.SIGTERM))
-        with held as arrived:
-            os.kill(os.getpid(), signal.SIGINT)  # blocked: pending, taken by arrived()
-            os.kill(os.getpid(), signal.SIGTERM)
-            time.sleep(0.05)  # nothing raised here
-            assert sorted(arrived()) == sorted([signal.SIGINT, signal.SIGTERM])
-        assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == handlers
-        assert not signal.sigpending()
-    finally:
-        signal.signal(signal.SIGINT, inherited)
-
-
-def test_ray_keeps_its_sigterm_handler_to_itself_while_it_starts():
-    from ray._private import utils
-
-    real = utils.set_sigterm_handler
-    with evaluation._ray_sigterm_handler_kept_back() as wanted:
-        utils.set_sigterm_handler(print)  # what ray.init does first
-        assert wanted == [print]
-    assert utils.set_sigterm_handler is real
-    assert signal.getsignal(signal.SIGTERM) is not print
-
-
-STUBBORN = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"
-
-
-@pytest.mark.parametrize("code", ["import time; time.sleep(60)", STUBBORN],
-                         ids=["ends-on-sigterm", "ignores-sigterm"])
-def test_processes_ray_leaves_behind_are_ended(code):
-    """What close() does with the processes of an embedded Ray still running after shutdown."""
-    leftover = subprocess.Popen([sys.executable, "-c", code])
-    time.sleep(0.3)  # past the interpreter's start, so its SIGTERM handler is in place
-    start = evaluation._process_table()[leftover.pid][1]
-    started = time.monotonic()
-    evaluation._end_leftovers({leftover.pid: start})
-    assert leftover.pid not in evaluation._process_table()  # ended, and reaped (no zombie)
-    assert time.monotonic() - started < 4 * evaluation.LEFTOVER_GRACE
-
-
-def test_a_process_that_reused_a_pid_is_left_alone():
-    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
-    try:
-        evaluation._end_leftovers({other.pid: "not its start time"})
-        assert other.poll() is None
-    finally:
-        other.kill()
-        other.wait()

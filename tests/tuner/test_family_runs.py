@@ -101,7 +101,7 @@ def test_the_cli_tunes_a_family_file_on_ray_and_plays_it_only_when_named(tmp_pat
                   "--family-file", "examples/seed003.py", cwd=tmp_path)
     assert played.returncode == 0, played.stderr
     assert "player        seed003 at depth 0" in played.stdout
-    reference = str(ROOT / "configs" / "weights" / "classic-reference.yaml")
+    reference = str(ROOT / "engine" / "baselines" / "classic-reference.yaml")
     compared = tune("compare", str(best), reference, "--games",
                     "30", "--depth", "0", "--workers", "2", "--family-file",
                     "examples/seed003.py", "--json", cwd=tmp_path)

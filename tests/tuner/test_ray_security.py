@@ -29,7 +29,8 @@ PROJECT_CODE = ("engine", "tuner", "bench", "examples")
 # A driver that tries to join the Ray at argv[1] and prints one line: "joined" or the error.
 JOIN = """
 import sys, time
-from tuner.evaluation import ClusterConnectionError, RayEvaluator
+from tuner.evaluation import RayEvaluator
+from tuner.ray_session import ClusterConnectionError
 started = time.monotonic()
 try:
     RayEvaluator(address=sys.argv[1], connect_timeout=float(sys.argv[2])).close()

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import csv
 import logging
 import math
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -262,3 +264,31 @@ def test_a_distribution_mean_whose_heuristic_overflows_is_left_out_of_validation
     run.heuristic_problem = lambda weights: "overflows" if weights == mean else None
     rows = run.validate()
     assert [row.label for row in rows] == ["elite 1", "elite 2"]
+
+
+# A run directory written by tune2048 0.1.0 (fixed budgets, checkpoint version 2), stopped after
+# generation 2 of 4, and what the same code wrote when it ran the same config to the end.
+RUN_0_1_0 = Path(__file__).resolve().parents[1] / "data" / "run-0.1.0"
+RUN_0_1_0_FINISHED = RUN_0_1_0.with_name("run-0.1.0-finished")
+
+
+def test_a_run_directory_of_tune2048_0_1_0_resumes_exactly(tmp_path):
+    run_dir = tmp_path / "run-0.1.0"
+    shutil.copytree(RUN_0_1_0, run_dir)
+    state = ckpt.load_state(run_dir)
+    config = parse_config(ckpt.read_stored_config(run_dir), str(run_dir / ckpt.CONFIG_FILE),
+                          run_dir)
+    TuningRun.resume(config, run_dir, state, progress=False).run(SerialEvaluator())
+    for name in (ckpt.HISTORY_FILE, ckpt.VALIDATION_FILE):
+        assert same_columns(run_dir / name, RUN_0_1_0_FINISHED / name), name
+    assert read_weights(run_dir / ckpt.BEST_FILE).weights == \
+        read_weights(RUN_0_1_0_FINISHED / ckpt.BEST_FILE).weights
+
+
+def same_columns(path: Path, expected: Path) -> bool:
+    """The rows of ``path`` hold ``expected``'s columns with the same values (new columns are
+    allowed)."""
+    with path.open() as got, expected.open() as want:
+        rows, wanted = list(csv.DictReader(got)), list(csv.DictReader(want))
+    return len(rows) == len(wanted) and all(
+        {key: row[key] for key in want_row} == want_row for row, want_row in zip(rows, wanted))

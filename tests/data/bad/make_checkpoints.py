@@ -114,7 +114,7 @@ def broken_reports() -> None:
         "report-no-history": lambda d: (d / ckpt.HISTORY_FILE).unlink(),
         "report-truncated-validation": lambda d: cut_last_line(d / ckpt.VALIDATION_FILE),
         "report-foreign-best": lambda d: shutil.copyfile(
-            REPO_ROOT / "configs" / "weights" / "seed000-snake.yaml", d / ckpt.BEST_FILE),
+            REPO_ROOT / "engine" / "baselines" / "seed000-snake.yaml", d / ckpt.BEST_FILE),
         "report-best-missing": lambda d: (d / ckpt.BEST_FILE).unlink(),
         "report-not-run-config": lambda d: shutil.copyfile(d / ckpt.BEST_FILE,
                                                            d / ckpt.CONFIG_FILE),

@@ -1,0 +1,97 @@
+"""Ray's start-up and shutdown: held back from Ctrl-C and SIGTERM, nothing left running."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from tuner import ray_session
+
+# ---- start-up and shutdown under signals --------------------------------------------------------
+
+def test_signals_held_back_are_recorded_and_handed_to_the_caller():
+    """How Ray's start-up and shutdown are kept from being cut half-way by Ctrl-C or SIGTERM."""
+    # a test run started in the background inherits SIGINT as ignored: Python's handler, as tune has
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        handlers = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+        held = ray_session._signals_held((signal.SIGINT, signal.SIGTERM))
+        with held as arrived:
+            os.kill(os.getpid(), signal.SIGINT)  # blocked: pending, taken by arrived()
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.05)  # nothing raised here
+            assert sorted(arrived()) == sorted([signal.SIGINT, signal.SIGTERM])
+        assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == handlers
+        assert not signal.sigpending()
+    finally:
+        signal.signal(signal.SIGINT, inherited)
+
+
+def test_ray_keeps_its_sigterm_handler_to_itself_while_it_starts():
+    from ray._private import utils
+
+    real = utils.set_sigterm_handler
+    with ray_session._ray_sigterm_handler_kept_back() as wanted:
+        utils.set_sigterm_handler(print)  # what ray.init does first
+        assert wanted == [print]
+    assert utils.set_sigterm_handler is real
+    assert signal.getsignal(signal.SIGTERM) is not print
+
+
+STUBBORN = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"
+
+
+@pytest.mark.parametrize("code", ["import time; time.sleep(60)", STUBBORN],
+                         ids=["ends-on-sigterm", "ignores-sigterm"])
+def test_processes_ray_leaves_behind_are_ended(code):
+    """What close() does with the processes of an embedded Ray still running after shutdown."""
+    leftover = subprocess.Popen([sys.executable, "-c", code])
+    time.sleep(0.3)  # past the interpreter's start, so its SIGTERM handler is in place
+    start = ray_session._process_table()[leftover.pid][1]
+    started = time.monotonic()
+    ray_session._end_leftovers({leftover.pid: start})
+    assert leftover.pid not in ray_session._process_table()  # ended, and reaped (no zombie)
+    assert time.monotonic() - started < 4 * ray_session.LEFTOVER_GRACE
+
+
+def test_a_process_that_reused_a_pid_is_left_alone():
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        ray_session._end_leftovers({other.pid: "not its start time"})
+        assert other.poll() is None
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_a_signal_while_ray_is_imported_is_acted_on_once_the_import_is_complete():
+    """Raised inside the import of Ray's compiled modules, KeyboardInterrupt is printed as
+    "Exception ignored" and lost, and the run went on: the import holds it back instead."""
+    code = textwrap.dedent("""
+        import importlib.abc, os, signal, sys
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+        class InterruptWhenRayImports(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name == "ray._raylet":
+                    os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C, in the middle of the import
+                return None
+
+        sys.meta_path.insert(0, InterruptWhenRayImports())
+        from tuner import ray_session
+        try:
+            ray_session._import_ray()
+        except KeyboardInterrupt:
+            import ray
+            print("interrupted after the import:", callable(ray.init), "ray._raylet" in sys.modules)
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False,
+                          timeout=120)
+    assert done.stdout.strip() == "interrupted after the import: True True", done.stderr
+    assert "Exception ignored" not in done.stderr
