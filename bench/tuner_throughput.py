@@ -10,7 +10,8 @@ again a warm-up that loads the compiled engine in every worker. Printed per work
   machine itself allows, so that tuner / pool isolates Ray's own overhead from the hardware's
   (shared caches, hyperthreads, turbo) when many cores are busy.
 
-Run: ``python bench/tuner_throughput.py --workers 1 2``.
+Run: ``python bench/tuner_throughput.py --workers 1 2``, and with adaptive games (the races'
+rounds are barriers too, with fewer units each): ``... --adaptive 64 512``.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from tuner.evaluation import RayEvaluator, SerialEvaluator, play_unit, split_uni
 from tuner.run import TuningRun
 
 
-def config(depth: int, games: int, popsize: int, generations: int, games_per_task: int):
+def config(depth: int, games: int | dict, popsize: int, generations: int, games_per_task: int):
     document = {
         "run": {"name": "throughput", "seed": 3},
         "family": "classic",
@@ -49,6 +50,8 @@ def timed_generations(run: TuningRun, evaluator, generations: int) -> tuple[int,
     """Games and seconds of generations 2..n (generation 1 warms the workers up)."""
     run.evaluator = evaluator
     run.step()
+    if isinstance(evaluator, RecordingEvaluator):
+        evaluator.warm_up_rounds = len(evaluator.rounds)
     games_before = run.state.games
     started = time.perf_counter()
     for _ in range(generations - 1):
@@ -57,14 +60,16 @@ def timed_generations(run: TuningRun, evaluator, generations: int) -> tuple[int,
 
 
 class RecordingEvaluator(SerialEvaluator):
-    """The in-process backend, keeping each generation's units for the pool baseline."""
+    """The in-process backend, keeping the units of each call (a generation, or a round of
+    adaptive games) for the pool baseline."""
 
     def __init__(self, games_per_task: int):
         super().__init__(games_per_task)
-        self.generations: list[list[tuple]] = []
+        self.rounds: list[list[tuple]] = []
+        self.warm_up_rounds = 0  # the rounds of the first generation, which warms up
 
     def play(self, jobs, progress=None):
-        self.generations.append(
+        self.rounds.append(
             [(jobs[j].candidate, jobs[j].spec, seeds)
              for j, _u, seeds in split_units(jobs, self.games_per_task)]
         )
@@ -75,13 +80,15 @@ def _play(unit: tuple) -> int:
     return len(play_unit(*unit))
 
 
-def pool_rate(generations: list[list[tuple]], workers: int) -> float:
-    """Games per second of a process pool over the same units, one barrier per generation."""
+def pool_rate(rounds: list[list[tuple]], warm_up: int, workers: int) -> float:
+    """Games per second of a process pool over the same units, with the same barriers; the first
+    ``warm_up`` rounds (the tuner's first generation) are played untimed."""
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(workers, context) as pool:
-        list(pool.map(_play, generations[0]))  # warm-up, like the tuner's first generation
+        for units in rounds[:warm_up]:
+            list(pool.map(_play, units))
         started = time.perf_counter()
-        games = sum(sum(pool.map(_play, units)) for units in generations[1:])
+        games = sum(sum(pool.map(_play, units)) for units in rounds[warm_up:])
         return games / (time.perf_counter() - started)
 
 
@@ -90,13 +97,16 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--depth", type=int, default=1)
     parser.add_argument("--games", type=int, default=384, help="games per candidate")
+    parser.add_argument("--adaptive", type=int, nargs=2, metavar=("MIN", "MAX"),
+                        help="adaptive games instead (batches of MIN)")
     parser.add_argument("--popsize", type=int, default=12)
     parser.add_argument("--generations", type=int, default=3)
     parser.add_argument("--games-per-task", type=int, default=16)
     args = parser.parse_args()
-    cfg = config(args.depth, args.games, args.popsize, args.generations, args.games_per_task)
-    print(f"classic family, depth {args.depth}, popsize {args.popsize}, {args.games} games per "
-          f"candidate, {args.games_per_task} games per task, {os.cpu_count()} CPUs")
+    games = {"min": args.adaptive[0], "max": args.adaptive[1]} if args.adaptive else args.games
+    cfg = config(args.depth, games, args.popsize, args.generations, args.games_per_task)
+    print(f"classic family, depth {args.depth}, popsize {args.popsize}, "
+          f"{cfg.budget.describe()}, {args.games_per_task} games per task, {os.cpu_count()} CPUs")
 
     with tempfile.TemporaryDirectory() as tmp:
         serial_run = TuningRun.start(cfg, Path(tmp) / "serial", progress=False)
@@ -116,7 +126,7 @@ def main() -> None:
             assert run.state.history == serial_run.state.history  # same games, same trajectory
             rate = games_w / seconds_w
             ideal = workers * single
-            pool = pool_rate(recorder.generations, workers)
+            pool = pool_rate(recorder.rounds, recorder.warm_up_rounds, workers)
             print(f"{workers:>7} {rate:>14,.1f} {ideal:>9,.1f} {rate / ideal:>10.1%} "
                   f"{pool:>13,.1f} {rate / pool:>10.1%}")
 

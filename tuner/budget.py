@@ -75,7 +75,7 @@ class AdaptiveGames:
     max: int
     batch: int
     confidence: float = 0.9
-    tolerance: float = 0.2
+    tolerance: float = 0.1
 
     @property
     def first(self) -> int:

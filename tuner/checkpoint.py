@@ -94,10 +94,13 @@ def encode_state(state: RunState) -> bytes:
 
 
 def rows_csv(rows: list[dict[str, Any]]) -> str:
+    """Rows as CSV, with every column any row has (a run resumed by a newer tune2048 has rows
+    with more columns than its first ones: their cells are left empty there)."""
     if not rows:
         return ""
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
     return out.getvalue()

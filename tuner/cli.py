@@ -309,7 +309,7 @@ def _show_progress(args: argparse.Namespace) -> bool:
 
 def execute(run, args: argparse.Namespace) -> int:
     """Run a ``TuningRun`` with a log file in the run directory, SIGTERM handled like Ctrl-C."""
-    from tuner.evaluation import RayEvaluator
+    from tuner.evaluation import evaluator_for
     from tuner.ray_session import ClusterConnectionError
 
     file_handler = logging.FileHandler(run.run_dir / ckpt.LOG_FILE)
@@ -317,13 +317,10 @@ def execute(run, args: argparse.Namespace) -> int:
     log.addHandler(file_handler)
     evaluator = None
     try:
-        log.info("run %s: family %s, depth %d, %d tuned parameters, %d games per candidate",
+        log.info("run %s: family %s, depth %d, %d tuned parameters, %s",
                  run.config.name, run.config.family, run.config.depth, len(run.config.tuned),
-                 run.config.games)
-        evaluator = RayEvaluator(run.config.address, run.config.workers,
-                                 run.config.games_per_task, run.config.max_retries,
-                                 run.config.no_worker_timeout, families=[run.config.family],
-                                 connect_timeout=run.config.connect_timeout)
+                 run.config.budget.describe())
+        evaluator = evaluator_for(run.config)
         log.info("evaluating on Ray with %d worker CPUs", evaluator.workers)
         state = run.run(evaluator)
         log.info("done: %s; best weights in %s", state.stop_reason,

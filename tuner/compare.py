@@ -120,13 +120,11 @@ def run(args: argparse.Namespace) -> int:
                           args.cutoff), seeds)
         for i, w in enumerate(loaded)
     ]
-    evaluator = RayEvaluator(args.address, args.workers, families=[w.family for w in loaded])
-    try:
-        with tqdm(total=len(jobs) * len(seeds), unit="game", file=sys.stderr,
-                  disable=None, leave=False) as bar:
-            results = evaluator.play(jobs, bar.update)
-    finally:
-        evaluator.close()
+    with RayEvaluator(args.address, args.workers,
+                      families=[w.family for w in loaded]) as evaluator, \
+            tqdm(total=len(jobs) * len(seeds), unit="game", file=sys.stderr, disable=None,
+                 leave=False) as bar:
+        results = evaluator.play(jobs, bar.update)
     report = build_report(labels, jobs, results)
     print(json.dumps(report, indent=2) if args.json else format_report(report))
     return 0

@@ -27,7 +27,9 @@ from engine import finite, yaml_text
 from engine.families import FamilyNotFound, get_family
 from engine.families.registry import canonical_spec, family_names, relative_spec
 from engine.usage import MAX_WORKERS, echo, shorten
+from tuner.budget import AdaptiveGames, Budget, FixedGames
 from tuner.errors import ConfigError
+from tuner.fitness import FITNESSES
 from tuner.space import box_problem
 
 MAX_TUNING_DEPTH = 5
@@ -45,7 +47,9 @@ MAX_TOP_K = 100
 MAX_TIMEOUT = 1e7  # seconds (four months)
 MIN_TUNED = 2  # pycma's CMA-ES needs at least two dimensions
 MAX_SPEC = 256  # characters of a family spec
-FITNESS_KINDS = ("mean_score", "mean_log2_max_tile", "reach_rate", "score_quantile")
+FITNESS_KINDS = tuple(FITNESSES)
+ADAPTIVE_KEYS = ("min", "max", "batch", "confidence", "tolerance")
+MIN_ADAPTIVE_GAMES = 2  # a standard error needs two games
 SCALES = ("linear", "log")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 ADDRESS_PATTERN = re.compile(r"^(auto|[A-Za-z0-9.-]+:\d{1,5})$")
@@ -87,7 +91,7 @@ class RunConfig:
     params: tuple[ParamSpec, ...]
     depth: int
     cutoff: float
-    games: int
+    budget: Budget  # evaluation.games: a number (FixedGames) or a mapping (AdaptiveGames)
     fitness: str
     tile: int
     quantile: float
@@ -105,6 +109,7 @@ class RunConfig:
     connect_timeout: float
     validation_games: int
     validation_top_k: int
+    validation_every: int
 
     @property
     def run_dir(self) -> Path:
@@ -113,6 +118,11 @@ class RunConfig:
     @property
     def tuned(self) -> tuple[ParamSpec, ...]:
         return tuple(p for p in self.params if p.tuned)
+
+    @property
+    def fitness_options(self) -> dict[str, Any]:
+        """The ``evaluation`` keys the chosen fitness reads, as keyword arguments."""
+        return {name: getattr(self, name) for name in FITNESSES[self.fitness].params}
 
     def resolved(self) -> dict[str, Any]:
         """The complete config as a plain mapping, every default filled in."""
@@ -128,7 +138,7 @@ class RunConfig:
             "params": params,
             "search": {"depth": self.depth, "cutoff": self.cutoff},
             "evaluation": {
-                "games": self.games,
+                "games": self.budget.to_config(),
                 "fitness": self.fitness,
                 "tile": self.tile,
                 "quantile": self.quantile,
@@ -149,8 +159,14 @@ class RunConfig:
                 "no_worker_timeout": self.no_worker_timeout,
                 "connect_timeout": self.connect_timeout,
             },
-            "validation": {"games": self.validation_games, "top_k": self.validation_top_k},
+            "validation": self.validation_section(),
         }
+
+    def validation_section(self) -> dict[str, Any]:
+        section = {"games": self.validation_games, "top_k": self.validation_top_k}
+        if self.validation_every:  # absent from run directories written before it existed
+            section["every"] = self.validation_every
+        return section
 
 
 class _Checker:
@@ -323,7 +339,7 @@ def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".") 
     evaluation = check.section(
         document, "evaluation", ("games", "fitness", "tile", "quantile", "reevaluate_best")
     )
-    games = check.integer(evaluation, "games", "evaluation", low=1, high=MAX_GAMES)
+    budget = _parse_games(check, evaluation.get("games"))
     fitness = check.choice(evaluation, "fitness", "evaluation", FITNESS_KINDS, "mean_score")
     tile = check.integer(evaluation, "tile", "evaluation", default=2048, low=4, high=32768)
     if tile is not None and tile & (tile - 1):
@@ -332,6 +348,9 @@ def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".") 
                             high=1.0, open_low=True, open_high=True)
     reevaluate = check.integer(evaluation, "reevaluate_best", "evaluation", default=0, low=0,
                                high=MAX_POPSIZE)
+    if reevaluate and isinstance(budget, AdaptiveGames):
+        check.problem("evaluation.reevaluate_best", "not with adaptive games, which already play "
+                                                    "the undecided candidates more: set it to 0")
 
     cmaes = check.section(
         document, "cmaes", ("sigma0", "popsize", "max_generations", "max_games", "restarts")
@@ -368,24 +387,59 @@ def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".") 
     connect_timeout = check.number(ray_section, "connect_timeout", "ray", default=60.0,
                                    low=0.0, high=MAX_TIMEOUT, open_low=True)
 
-    validation = check.section(document, "validation", ("games", "top_k"), required=False)
+    validation = check.section(document, "validation", ("games", "top_k", "every"),
+                               required=False)
     validation_games = check.integer(validation, "games", "validation", default=500, low=1,
                                      high=MAX_GAMES)
     top_k = check.integer(validation, "top_k", "validation", default=3, low=1, high=MAX_TOP_K)
+    every = check.integer(validation, "every", "validation", default=0, low=0,
+                          high=MAX_GENERATIONS)
 
     if check.problems:
         raise ConfigError("\n".join(check.problems))
     return RunConfig(
         source=source, name=name, output_dir=output_dir, seed=seed,
         family=canonical_spec(family_spec, base_dir),
-        params=params, depth=depth, cutoff=cutoff, games=games, fitness=fitness, tile=tile,
+        params=params, depth=depth, cutoff=cutoff, budget=budget, fitness=fitness, tile=tile,
         quantile=quantile, reevaluate_best=reevaluate, sigma0=sigma0, popsize=popsize,
         max_generations=max_generations, max_games=max_games, restarts=restarts,
         address=address, workers=workers, games_per_task=games_per_task,
         max_retries=max_retries, no_worker_timeout=no_worker_timeout,
         connect_timeout=connect_timeout,
-        validation_games=validation_games, validation_top_k=top_k,
+        validation_games=validation_games, validation_top_k=top_k, validation_every=every,
     )
+
+
+def _parse_games(check: _Checker, raw: Any) -> Budget | None:
+    """``evaluation.games``: a number of games (every candidate plays them), or a mapping
+    ``{min, max, batch, confidence, tolerance}`` for adaptive games (``tuner.budget``)."""
+    if not isinstance(raw, dict):
+        games = check.integer({"games": raw}, "games", "evaluation", low=1, high=MAX_GAMES)
+        return FixedGames(games) if games is not None else None
+    path = "evaluation.games"
+    check.unknown_keys(raw, ADAPTIVE_KEYS, path)
+    before = len(check.problems)
+    least = check.integer(raw, "min", path, low=MIN_ADAPTIVE_GAMES, high=MAX_GAMES)
+    most = check.integer(raw, "max", path, low=MIN_ADAPTIVE_GAMES, high=MAX_GAMES)
+    spare = most - least if least is not None and most is not None else 0
+    default_batch = min(least, spare) if spare > 0 else 1  # min, or what max leaves room for
+    batch = check.integer(raw, "batch", path, default=default_batch, low=1, high=MAX_GAMES)
+    confidence = check.number(raw, "confidence", path, default=0.9, low=0.0, high=1.0,
+                              open_low=True, open_high=True)
+    tolerance = check.number(raw, "tolerance", path, default=0.1, low=0.0, high=1.0,
+                             open_high=True)
+    if len(check.problems) > before:
+        return None
+    if least >= most:
+        check.problem(path, f"min ({least}) must be below max ({most}); for the same games for "
+                            f"every candidate, write games: {most}")
+        return None
+    if batch > most - least:
+        check.problem(f"{path}.batch", f"{batch} is more than max - min ({most - least}): no "
+                                       f"candidate could play a whole batch more; lower batch or "
+                                       f"raise max")
+        return None
+    return AdaptiveGames(least, most, batch, confidence, tolerance)
 
 
 def _parse_family(check: _Checker, spec: Any, base_dir: str | os.PathLike):

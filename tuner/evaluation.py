@@ -29,6 +29,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING, Protocol, Self
 
 from engine.batch import PlayerSpec
 from engine.families import FamilyNotFound
@@ -36,6 +37,9 @@ from engine.families.registry import file_spec_path, is_file_spec, module_to_shi
 from engine.solver import GameResult, Solver
 from tuner.errors import EvaluationError
 from tuner.ray_session import RaySession, ray_running
+
+if TYPE_CHECKING:
+    from tuner.config import RunConfig
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +119,43 @@ def _assemble(jobs, units, outputs: dict) -> list[list[GameResult]]:
     return results
 
 
-class SerialEvaluator:
+class Evaluator(Protocol):
+    """What plays candidates' games, for the tuning loop and the commands alike: ``play`` returns
+    each job's results in seed order, whatever order they were played in. A context manager:
+    leaving the block ends what it holds (``close``)."""
+
+    workers: int
+
+    def play(self, jobs: Sequence[Job],
+             progress: Callable[[int], None] | None = None) -> list[list[GameResult]]:
+        """Play every job; ``progress`` is called with the number of games each unit played."""
+
+    def close(self) -> None:
+        """End what the evaluator holds; safe to call twice."""
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(self, *exc_info) -> None: ...
+
+
+class _ClosedOnExit:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
+def evaluator_for(config: RunConfig, workers: int | None = None,
+                  address: str | None = None) -> Evaluator:
+    """The evaluator a run config asks for (its ``ray`` section), where ``workers`` and
+    ``address``, when given, override the config's."""
+    return RayEvaluator(address or config.address, workers or config.workers,
+                        config.games_per_task, config.max_retries, config.no_worker_timeout,
+                        families=[config.family], connect_timeout=config.connect_timeout)
+
+
+class SerialEvaluator(_ClosedOnExit):
     """Plays every unit in this process, in order: the reference backend."""
 
     def __init__(self, games_per_task: int = 16):
@@ -139,7 +179,7 @@ class SerialEvaluator:
         pass
 
 
-class RayEvaluator:
+class RayEvaluator(_ClosedOnExit):
     """Plays units as Ray tasks on an embedded local Ray or on an existing cluster.
 
     ``address``, ``workers`` and ``connect_timeout`` say which Ray (see ``RaySession``, which

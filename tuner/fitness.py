@@ -1,10 +1,8 @@
 """Fitness: what a batch of games is worth, with its standard error. Higher is always better.
 
-The choices:
-- ``mean_score`` (default): mean game score.
-- ``mean_log2_max_tile``: mean of log2(largest tile), which rewards consistency over jackpots.
-- ``reach_rate``: share of games reaching ``tile``.
-- ``score_quantile``: the ``quantile`` (e.g. 0.25) of the scores, for players that must not fail.
+Every fitness lives in ``FITNESSES``, by its config name, with the ``evaluation`` keys it reads
+and how two estimates of it pool (a candidate played twice, on the generation's seeds and again
+on fresh ones). Adding a fitness is one entry there.
 
 CMA-ES minimises, so ``tuner.strategy`` negates fitness when it tells CMA-ES: in that one place.
 """
@@ -12,12 +10,14 @@ CMA-ES minimises, so ``tuner.strategy`` negates fitness when it tells CMA-ES: in
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engine.solver import GameResult
+if TYPE_CHECKING:  # configs name fitnesses: reading one must not load the compiled engine
+    from engine.solver import GameResult
 
 BOOTSTRAP_SAMPLES = 200
 
@@ -31,27 +31,51 @@ class Fitness:
     games: int
 
 
-def score_fitness(
-    results: Sequence[GameResult], kind: str, tile: int = 2048, quantile: float = 0.25
-) -> Fitness:
-    """The fitness of a candidate from its games (in seed order)."""
-    n = len(results)
-    if kind == "mean_score":
-        samples = np.array([r.score for r in results], dtype=np.float64)
-    elif kind == "mean_log2_max_tile":
-        samples = np.log2([max(r.max_tile, 1) for r in results])
-    elif kind == "reach_rate":
-        samples = np.array([r.reached(tile) for r in results], dtype=np.float64)
-    elif kind == "score_quantile":
-        return _quantile_fitness(np.array([r.score for r in results], dtype=np.float64), quantile)
-    else:
-        raise ValueError(f"unknown fitness {kind!r}")
-    stderr = float(samples.std(ddof=1) / math.sqrt(n)) if n > 1 else math.inf
-    return Fitness(float(samples.mean()), stderr, n)
+@dataclass(frozen=True)
+class FitnessKind:
+    """One way to score games. ``estimate(results, **options)`` scores games in seed order;
+    ``options`` are the ``evaluation`` keys named in ``params``. ``pool(a, b, **options)`` scores
+    two independent sets of one candidate's games together."""
+
+    name: str
+    summary: str
+    params: tuple[str, ...]
+    estimate: Callable[..., Fitness]
+    pool: Callable[..., Fitness]
 
 
-def _quantile_fitness(scores: np.ndarray, quantile: float) -> Fitness:
+def _mean_of(samples: Callable[..., np.ndarray]) -> Callable[..., Fitness]:
+    """A fitness that is the mean of one number per game, with the mean's standard error."""
+
+    def estimate(results: Sequence[GameResult], **options) -> Fitness:
+        values = np.asarray(samples(results, **options), dtype=np.float64)
+        n = len(values)
+        stderr = float(values.std(ddof=1) / math.sqrt(n)) if n > 1 else math.inf
+        return Fitness(float(values.mean()), stderr, n)
+
+    return estimate
+
+
+def _pool_means(estimate: Callable[..., Fitness]) -> Callable[..., Fitness]:
+    """Means pool as the mean of the two estimates weighted by games."""
+
+    def pool(a: Sequence[GameResult], b: Sequence[GameResult], **options) -> Fitness:
+        return pooled(estimate(a, **options), estimate(b, **options))
+
+    return pool
+
+
+def pooled(a: Fitness, b: Fitness) -> Fitness:
+    """Combine two independent estimates of one candidate's mean, weighted by games."""
+    n = a.games + b.games
+    value = (a.value * a.games + b.value * b.games) / n
+    stderr = math.sqrt((a.stderr * a.games) ** 2 + (b.stderr * b.games) ** 2) / n
+    return Fitness(value, stderr, n)
+
+
+def _quantile(results: Sequence[GameResult], quantile: float) -> Fitness:
     """A score quantile; its standard error from a bootstrap with a fixed seed (reproducible)."""
+    scores = np.array([r.score for r in results], dtype=np.float64)
     value = float(np.quantile(scores, quantile))
     rng = np.random.default_rng(0)
     resamples = rng.choice(scores, size=(BOOTSTRAP_SAMPLES, len(scores)), replace=True)
@@ -59,12 +83,40 @@ def _quantile_fitness(scores: np.ndarray, quantile: float) -> Fitness:
     return Fitness(value, stderr, len(scores))
 
 
-def pooled(a: Fitness, b: Fitness) -> Fitness:
-    """Combine two independent estimates of one candidate's fitness, weighted by games."""
-    n = a.games + b.games
-    value = (a.value * a.games + b.value * b.games) / n
-    stderr = math.sqrt((a.stderr * a.games) ** 2 + (b.stderr * b.games) ** 2) / n
-    return Fitness(value, stderr, n)
+def _pool_quantile(a: Sequence[GameResult], b: Sequence[GameResult], quantile: float) -> Fitness:
+    """A quantile of two sets of games is the quantile of all of them: the weighted mean of the
+    two quantiles is not one."""
+    return _quantile([*a, *b], quantile)
+
+
+def _registry(*kinds: FitnessKind) -> dict[str, FitnessKind]:
+    return {kind.name: kind for kind in kinds}
+
+
+_mean_score = _mean_of(lambda results: [r.score for r in results])
+_mean_log2_max_tile = _mean_of(lambda results: np.log2([max(r.max_tile, 1) for r in results]))
+_reach_rate = _mean_of(lambda results, tile: [r.reached(tile) for r in results])
+
+FITNESSES = _registry(
+    FitnessKind("mean_score", "mean game score (the default)", (), _mean_score,
+                _pool_means(_mean_score)),
+    FitnessKind("mean_log2_max_tile", "mean of log2(largest tile): consistency over jackpots",
+                (), _mean_log2_max_tile, _pool_means(_mean_log2_max_tile)),
+    FitnessKind("reach_rate", "share of games reaching evaluation.tile", ("tile",), _reach_rate,
+                _pool_means(_reach_rate)),
+    FitnessKind("score_quantile", "the evaluation.quantile of the scores, for players that must "
+                "not fail", ("quantile",), _quantile, _pool_quantile),
+)
+
+
+def options_of(kind: str, values: dict) -> dict:
+    """The keyword arguments of fitness ``kind`` out of the ``evaluation`` section's values."""
+    return {name: values[name] for name in FITNESSES[kind].params}
+
+
+def score_fitness(results: Sequence[GameResult], kind: str, **options) -> Fitness:
+    """The fitness of a candidate from its games (in seed order)."""
+    return FITNESSES[kind].estimate(results, **options)
 
 
 def within_noise(best: Fitness, worst: Fitness) -> bool:

@@ -49,20 +49,14 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--target must be in (0, 1), got {args.target}")
     config = load_config(args.config)
     from engine.batch import PlayerSpec  # the engine, once the arguments are known good
-    from tuner.evaluation import Job, RayEvaluator
+    from tuner.evaluation import Job, evaluator_for
     from tuner.fitness import score_fitness
 
     space = SearchSpace(config)
     spec = PlayerSpec(config.family, space.weights(space.initial()), config.depth, config.cutoff)
-    workers = config.workers if args.workers is None else args.workers
-    evaluator = RayEvaluator(config.address, workers,
-                             config.games_per_task, config.max_retries,
-                             families=[config.family], connect_timeout=config.connect_timeout)
-    try:
+    with evaluator_for(config, args.workers) as evaluator:
         [results] = evaluator.play([Job(0, spec, tuple(noise_seeds(config.seed, args.games)))])
-    finally:
-        evaluator.close()
-    fit = score_fitness(results, config.fitness, config.tile, config.quantile)
+    fit = score_fitness(results, config.fitness, **config.fitness_options)
     if fit.value == 0:
         raise ConfigError(f"{config.source}: evaluation.fitness: the initial point's fitness is 0 "
                           f"over {fit.games} games; no relative noise to measure (try another "
@@ -74,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"fitness ({config.fitness}) over {fit.games} games: {fit.value:,.4g} "
           f"+/- {fit.stderr:,.3g} (standard error)")
     print(f"per-game spread: sd {per_game_sd:,.4g} = {per_game_sd / abs(fit.value):.2f} x mean")
-    print(f"configured games per candidate: {config.games} -> relative standard error "
-          f"{per_game_sd / math.sqrt(config.games) / abs(fit.value):.3f}")
+    for games in dict.fromkeys((config.budget.first, config.budget.most)):
+        print(f"configured games per candidate: {games} -> relative standard error "
+              f"{per_game_sd / math.sqrt(games) / abs(fit.value):.3f}")
     print(f"recommended games per candidate for a {args.target:.1%} standard error: {needed}")
     return 0

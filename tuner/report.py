@@ -1,8 +1,10 @@
 """``tune report RUN_DIR``: a run's summary table and its convergence plot.
 
-The plot (``convergence.png``: best and median fitness per generation with the best's standard
-error, sigma on a second axis, the validated winner marked) needs matplotlib, an optional extra:
-``pip install 'tune2048[plot]'``. Without it the table is still printed.
+The plot (``convergence.png``) has two panels: best and median fitness per generation with the
+best's standard error, sigma on a second axis and the validated winner marked; and fitness
+against the training games spent, with the best guesses validated during the run
+(``validation.every``). It needs matplotlib, an optional extra: ``pip install 'tune2048[plot]'``.
+Without it the table is still printed.
 """
 
 from __future__ import annotations
@@ -142,26 +144,40 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def numbers(history: list[dict], column: str) -> list[tuple[float, float]]:
+    """(games spent, value) for the rows that have a value in an optional column (rows written
+    before the column existed, or generations it skipped, leave the cell empty)."""
+    return [(row["games"], row[column]) for row in history
+            if isinstance(row.get(column), float) and math.isfinite(row[column])]
+
+
 def format_report(config: dict, history: list[dict], validation: list[dict], best,
                   space: SearchSpace) -> str:
     last = history[-1]
     top = max(history, key=lambda r: r["best"])
+    saved = sum(value for _, value in numbers(history, "games_saved"))
+    spent = f"{int(last['games'])} training games" + (
+        f" ({int(saved)} saved by adaptive games)" if saved else "")
+    validated = dict(numbers(history, "validated"))
     lines = [
         (f"run           {config['run']['name']}  ({config['family']} family, depth "
         f"{config['search']['depth']}, fitness {config['evaluation']['fitness']})"),
         (f"generations   {int(last['generation'])}, {int(last['evaluations'])} candidates, "
-        f"{int(last['games'])} training games"),
+        f"{spent}"),
         (f"best in a generation   {top['best']:,.4g} +/- {top['best_stderr']:,.3g} "
         f"(generation {int(top['generation'])})"),
         f"final sigma   {last['sigma']:.3g}",
         "",
-        f"{'gen':>5} {'best':>12} {'+/-':>9} {'median':>12} {'worst':>12} {'sigma':>8}",
+        f"{'gen':>5} {'games':>10} {'best':>12} {'+/-':>9} {'median':>12} {'worst':>12} "
+        f"{'sigma':>8}" + (f" {'validated':>12}" if validated else ""),
     ]
     step = max(1, math.ceil(len(history) / 20))
     for row in history[::step] + ([last] if (len(history) - 1) % step else []):
+        check = validated.get(row["games"])
         lines.append(
-            f"{int(row['generation']):>5} {row['best']:>12,.4g} {row['best_stderr']:>9,.3g} "
-            f"{row['median']:>12,.4g} {row['worst']:>12,.4g} {row['sigma']:>8.3g}"
+            f"{int(row['generation']):>5} {int(row['games']):>10} {row['best']:>12,.4g} "
+            f"{row['best_stderr']:>9,.3g} {row['median']:>12,.4g} {row['worst']:>12,.4g} "
+            f"{row['sigma']:>8.3g}" + (f" {check:>12,.4g}" if check is not None else "")
         )
     if validation:
         lines += ["", "validation (held-out seeds)",
@@ -190,7 +206,7 @@ def plot_convergence(run_dir: Path, history: list[dict], validation: list[dict])
     gens = [r["generation"] for r in history]
     best = [r["best"] for r in history]
     se = [r["best_stderr"] for r in history]
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig, (ax, games_ax) = plt.subplots(1, 2, figsize=(14, 4.5))
     ax.fill_between(gens, [b - s for b, s in zip(best, se)], [b + s for b, s in zip(best, se)],
                     alpha=0.2, color="tab:blue")
     ax.plot(gens, best, color="tab:blue", label="best of generation (+/- 1 s.e.)")
@@ -210,6 +226,7 @@ def plot_convergence(run_dir: Path, history: list[dict], validation: list[dict])
     sigma_handles = sigma_ax.get_legend_handles_labels()
     ax.legend(handles[0] + sigma_handles[0], handles[1] + sigma_handles[1], loc="lower right")
     ax.set_title(f"{run_dir.name}: convergence")
+    plot_against_games(games_ax, history)
     fig.tight_layout()
     png = io.BytesIO()  # rendered in memory, so only atomic_write touches the run directory
     fig.savefig(png, format="png", dpi=110)
@@ -217,3 +234,17 @@ def plot_convergence(run_dir: Path, history: list[dict], validation: list[dict])
     path = run_dir / PLOT_FILE
     atomic_write(path, png.getvalue())
     return path
+
+
+def plot_against_games(ax, history: list[dict]) -> None:
+    """Fitness against the training games spent: what a budget buys."""
+    spent = [r["games"] for r in history]
+    ax.plot(spent, [r["best"] for r in history], color="tab:blue", label="best of generation")
+    ax.plot(spent, [r["median"] for r in history], color="tab:orange", label="median")
+    validated = numbers(history, "validated")
+    if validated:
+        ax.plot(*zip(*validated), "o-", color="tab:red", label="best guess, validated")
+    ax.set_xlabel("training games spent")
+    ax.set_ylabel("fitness")
+    ax.legend(loc="lower right")
+    ax.set_title("fitness against games")

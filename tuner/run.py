@@ -1,9 +1,13 @@
-"""The tuning loop: ask CMA-ES for candidates, play their games, tell it the fitness, checkpoint.
+"""The tuning loop: ask the strategy for candidates, play their games, tell it the fitness,
+checkpoint.
 
-One generation: every candidate plays the generation's seeds (common random numbers); the
-optional re-evaluation plays the best few again on fresh seeds; CMA-ES is told the fitness; the
-state is checkpointed. At the end, the best candidates and the distribution mean are played on the
-held-out validation seeds and the winner becomes ``best.yaml``.
+One generation: every candidate plays the generation's seeds (common random numbers), as many as
+the budget says (``tuner.budget``: a fixed number, or a race that plays the candidates whose rank
+is undecided more); the optional re-evaluation plays the best few again on fresh seeds; the
+strategy is told the fitness; the state is checkpointed. Every ``validation.every`` generations
+the strategy's best guess is played on the held-out validation seeds, for the history only. At
+the end, the best candidates and the distribution mean are played on the validation seeds and the
+winner becomes ``best.yaml``.
 """
 
 from __future__ import annotations
@@ -26,12 +30,12 @@ from engine.weights_file import WeightsFile, write_weights
 from tuner import checkpoint as ckpt
 from tuner.checkpoint import Candidate, RunState
 from tuner.config import RunConfig
-from tuner.errors import ConfigError
-from tuner.evaluation import Job
-from tuner.fitness import Fitness, pooled, score_fitness, within_noise
+from tuner.errors import CheckpointError, ConfigError
+from tuner.evaluation import Evaluator, Job
+from tuner.fitness import FITNESSES, Fitness, score_fitness, within_noise
 from tuner.seeds import reevaluation_seeds, training_seeds, validation_seeds
 from tuner.space import SearchSpace
-from tuner.strategy import Strategy
+from tuner.strategy import SearchStrategy, StrategyStateError, restore_strategy, strategy_for
 
 log = logging.getLogger(__name__)
 
@@ -54,21 +58,23 @@ class ValidationRow:
 class TuningRun:
     """A run in a directory: create it fresh with ``start`` or continue it with ``resume``."""
 
-    def __init__(self, config: RunConfig, run_dir: Path, state: RunState, strategy: Strategy,
-                 progress: bool = True):
+    def __init__(self, config: RunConfig, run_dir: Path, state: RunState,
+                 strategy: SearchStrategy, progress: bool = True):
         self.config = config
         self.run_dir = run_dir
         self.state = state
         self.strategy = strategy
         self.space = SearchSpace(config)
         self.progress = progress
-        self.evaluator = None
+        self.evaluator: Evaluator | None = None
 
     @classmethod
-    def start(cls, config: RunConfig, run_dir: Path, progress: bool = True) -> TuningRun:
-        space = SearchSpace(config)
-        strategy = Strategy(space.initial(), config.sigma0, config.popsize, config.seed,
-                            config.restarts)
+    def start(cls, config: RunConfig, run_dir: Path, progress: bool = True,
+              strategy: SearchStrategy | None = None) -> TuningRun:
+        """A fresh run in ``run_dir``, with the strategy the config asks for unless one is
+        given."""
+        if strategy is None:
+            strategy = strategy_for(config, SearchSpace(config))
         state = RunState(config=config.resolved(), strategy=strategy.dumps())
         ckpt.check_writable(run_dir)
         ckpt.write_config(run_dir, state.config)
@@ -83,10 +89,14 @@ class TuningRun:
         if state.config != config.resolved():  # an allowed change to a stop condition or to Ray
             state.config = config.resolved()
             ckpt.write_config(run_dir, state.config)
-        return cls(config, run_dir, state, Strategy.loads(state.strategy), progress)
+        try:
+            strategy = restore_strategy(state.strategy)
+        except StrategyStateError as err:
+            raise CheckpointError(f"{run_dir / ckpt.CHECKPOINT_FILE}: {err}") from None
+        return cls(config, run_dir, state, strategy, progress)
 
     # ----------------------------------------------------------------------------------------
-    def run(self, evaluator) -> RunState:
+    def run(self, evaluator: Evaluator) -> RunState:
         """Run generations until a stop condition, then validate. Returns the final state."""
         self.evaluator = evaluator
         self.state.finished = False
@@ -123,15 +133,33 @@ class TuningRun:
     def spec(self, weights: dict[str, float]) -> PlayerSpec:
         return PlayerSpec(self.config.family, weights, self.config.depth, self.config.cutoff)
 
-    def play(self, weight_sets: list[dict[str, float]], seeds: list[int], what: str):
-        """Play every weight set on the same seeds; a progress bar counts the games."""
-        jobs = [Job(i, self.spec(w), tuple(seeds)) for i, w in enumerate(weight_sets)]
-        with tqdm(total=len(jobs) * len(seeds), desc=what, unit="game", leave=False,
+    def play(self, weight_sets: list[dict[str, float]], seeds: list[list[int]], what: str):
+        """Play each weight set on its list of seeds; a progress bar counts the games."""
+        jobs = [Job(i, self.spec(w), tuple(s)) for i, (w, s) in enumerate(zip(weight_sets, seeds))]
+        with tqdm(total=sum(len(s) for s in seeds), desc=what, unit="game", leave=False,
                   disable=not self.progress) as bar:
             return self.evaluator.play(jobs, bar.update)
 
     def fitness(self, results) -> Fitness:
-        return score_fitness(results, self.config.fitness, self.config.tile, self.config.quantile)
+        return score_fitness(results, self.config.fitness, **self.config.fitness_options)
+
+    def play_generation(self, weight_sets: list[dict[str, float]], generation: int):
+        """Every candidate's games and fitness under the budget: the first games for everyone,
+        then rounds for the candidates the budget says are undecided, each on its next seeds."""
+        budget = self.config.budget
+        seeds = training_seeds(self.config.seed, generation, budget.most)
+        results = self.play(weight_sets, [seeds[: budget.first]] * len(weight_sets),
+                            f"gen {generation}")
+        fits = [self.fitness(r) for r in results]
+        rank_weights = self.strategy.rank_weights()
+        while more := budget.more(fits, rank_weights):
+            extra = self.play([weight_sets[i] for i in more],
+                              [seeds[len(results[i]): len(results[i]) + n]
+                               for i, n in more.items()], f"gen {generation} +")
+            for i, games in zip(more, extra):
+                results[i] = results[i] + games
+                fits[i] = self.fitness(results[i])
+        return results, fits
 
     def step(self) -> None:
         """One generation, checkpointed when it completes."""
@@ -148,23 +176,25 @@ class TuningRun:
                     "the boxes hold weights the family cannot take together, and resuming "
                     "would draw them again: narrow the boxes and start a new run"
                 )
-        seeds = training_seeds(c.seed, generation, c.games)
-        results = self.play(weight_sets, seeds, f"gen {generation}")
-        fits = [self.fitness(r) for r in results]
-        games = len(xs) * c.games
-        if c.reevaluate_best:
+        results, fits = self.play_generation(weight_sets, generation)
+        played = [len(r) for r in results]
+        games = sum(played)
+        if c.reevaluate_best:  # fixed games only (config)
             top = sorted(range(len(xs)), key=lambda i: -fits[i].value)[: c.reevaluate_best]
+            count = c.budget.most
             again = self.play([weight_sets[i] for i in top],
-                              reevaluation_seeds(c.seed, generation, c.games), "re-evaluate")
+                              [reevaluation_seeds(c.seed, generation, count)] * len(top),
+                              "re-evaluate")
+            pool = FITNESSES[c.fitness].pool
             for i, r in zip(top, again):
-                fits[i] = pooled(fits[i], self.fitness(r))
-            games += len(top) * c.games
+                fits[i] = pool(results[i], r, **c.fitness_options)
+            games += len(top) * count
         for i, (w, f) in enumerate(zip(weight_sets, fits)):
             log.debug("gen %d candidate %d: fitness %s +/- %s over %d games, weights %s",
                       generation, i, _num(f.value), _num(f.stderr), f.games, w)
         self.strategy.tell(xs, [f.value for f in fits])
         # the strategy that produced this generation, before an IPOP restart replaces it
-        sigma, restart = self.strategy.sigma, self.strategy.restart
+        diagnostics = self.strategy.diagnostics()
         cma_stop = self.strategy.termination()
 
         s.generation = generation
@@ -184,18 +214,34 @@ class TuningRun:
             "best_stderr": best.stderr,
             "median": statistics.median(f.value for f in fits),
             "worst": worst.value,
-            "sigma": sigma,
+            **diagnostics,
             "popsize": len(xs),
-            "restart": restart,
             "within_noise": within_noise(best, worst),
+            "games_min": min(played),
+            "games_mean": statistics.fmean(played),
+            "games_max": max(played),
+            "games_saved": len(xs) * c.budget.most - sum(played),
         }
         row.update({f"best_{k}": v for k, v in weight_sets[order[0]].items()
                     if k in {p.name for p in c.tuned}})
+        if c.validation_every and generation % c.validation_every == 0:
+            row.update(self.validate_best_guess())
         s.history.append(row)
         s.strategy = self.strategy.dumps()
         self.write_best_so_far()
         ckpt.save_state(self.run_dir, s)
         self.log_generation(row, games, time.perf_counter() - started)
+
+    def validate_best_guess(self) -> dict[str, float]:
+        """The strategy's best guess played on the validation seeds, for the history: what
+        the run has found so far, measured on games it never trains on."""
+        weights = self.space.weights(self.strategy.mean)
+        if self.heuristic_problem(weights) is not None:
+            return {}
+        seeds = validation_seeds(self.config.seed, self.config.validation_games)
+        [results] = self.play([weights], [seeds], "validate best guess")
+        fit = self.fitness(results)
+        return {"validated": fit.value, "validated_stderr": fit.stderr}
 
     def update_elites(self, xs, weight_sets, fits, generation) -> None:
         pool = self.state.elites + [
@@ -235,12 +281,19 @@ class TuningRun:
             remaining.append(max(c.max_games - s.games, 0) / max(rate, 1e-9))
         eta = _clock(min(remaining)) if remaining else "?"
         noise = "  (differences within noise)" if row["within_noise"] else ""
+        spent = ""
+        if c.budget.first != c.budget.most:
+            spent = (f"  games {row['games_min']}-{row['games_max']} (mean "
+                     f"{row['games_mean']:.0f}, {row['games_saved']:,} saved)")
+        validated = ""
+        if "validated" in row:
+            validated = f"  validated {_num(row['validated'])} +/- {_num(row['validated_stderr'])}"
         log.info(
-            "gen %d  evals %d  best %s +/- %s  median %s  worst %s  sigma %.3g  "
+            "gen %d  evals %d  best %s +/- %s  median %s  worst %s  sigma %.3g%s%s  "
             "%.1f games/s  elapsed %s  ETA %s%s",
             row["generation"], row["evaluations"], _num(row["best"]), _num(row["best_stderr"]),
-            _num(row["median"]), _num(row["worst"]), row["sigma"], rate, _clock(s.seconds), eta,
-            noise,
+            _num(row["median"]), _num(row["worst"]), row["sigma"], spent, validated, rate,
+            _clock(s.seconds), eta, noise,
         )
 
     # ----------------------------------------------------------------------------------------
@@ -256,7 +309,8 @@ class TuningRun:
         else:
             log.warning("validation: the distribution mean is left out: %s", problem)
         seeds = validation_seeds(c.seed, c.validation_games)
-        results = self.play([w for _, _, w in candidates], seeds, "validation")
+        results = self.play([w for _, _, w in candidates], [seeds] * len(candidates),
+                            "validation")
         rows = []
         for (label, generation, weights), games in zip(candidates, results):
             summary = summarize(games)

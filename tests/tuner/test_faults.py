@@ -3,6 +3,7 @@ can, stops cleanly where it cannot, and its history always equals an undisturbed
 
 from __future__ import annotations
 
+import csv
 import os
 import random
 import signal
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from ray.cluster_utils import Cluster
 
 from engine import read_weights
 from engine.atomic import is_temp_file
@@ -20,9 +22,6 @@ from tuner import checkpoint as ckpt
 from tuner.config import parse_config
 from tuner.evaluation import SerialEvaluator
 from tuner.run import TuningRun
-
-ray = pytest.importorskip("ray")
-from ray.cluster_utils import Cluster
 
 # Depth 2 and one game per task make tasks long enough (about 0.1 s) to be caught mid-flight.
 CONFIG = {
@@ -51,9 +50,29 @@ def reference(tmp_path_factory) -> Path:
     return run_dir
 
 
-def write_config(tmp_path: Path, **ray_options) -> Path:
+# Adaptive games that, with this config, race in some generations and not in others.
+ADAPTIVE_GAMES = {"min": 4, "max": 12, "batch": 4, "confidence": 0.5, "tolerance": 0.3}
+
+
+@pytest.fixture(scope="module")
+def adaptive_reference(tmp_path_factory) -> Path:
+    """The undisturbed run with adaptive games, played in process."""
+    run_dir = tmp_path_factory.mktemp("adaptive-reference") / "faults"
+    config = parse_config(config_document(ADAPTIVE_GAMES), "reference")
+    TuningRun.start(config, run_dir, progress=False).run(SerialEvaluator(games_per_task=1))
+    return run_dir
+
+
+def config_document(games: int | dict | None = None, **ray_options) -> dict:
     document = yaml.safe_load(yaml.safe_dump(CONFIG))
     document["ray"].update(ray_options)
+    if games is not None:
+        document["evaluation"]["games"] = games
+    return document
+
+
+def write_config(tmp_path: Path, games: int | dict | None = None, **ray_options) -> Path:
+    document = config_document(games, **ray_options)
     path = tmp_path / "faults.yaml"
     path.write_text(yaml.safe_dump(document))
     return path
@@ -270,6 +289,27 @@ def test_sigkilled_driver_resumes_to_the_same_run(tmp_path, reference, moment):
     resume_to_the_end(tmp_path)
     assert_same_run(run_dir, reference)
     assert not [p for p in run_dir.iterdir() if is_temp_file(p)]
+
+
+def test_adaptive_games_resume_exactly_on_another_number_of_workers(tmp_path, adaptive_reference):
+    """Killed at some moment of generation 2 on two workers, resumed on one: the run equals the
+    one played in process, round for round."""
+    spent = [(int(row["games_min"]), int(row["games_max"])) for row in csv.DictReader(
+        (adaptive_reference / "history.csv").read_text().splitlines())]
+    assert any(least < most for least, most in spent)  # a generation raced
+    assert any(least == most == ADAPTIVE_GAMES["min"] for least, most in spent)  # one did not
+    config = write_config(tmp_path, ADAPTIVE_GAMES)
+    run_dir = tmp_path / "runs" / "faults"
+    proc = start_tune(tmp_path, "--config", str(config), "--workers", "2", "--quiet")
+    wait_for(lambda: generations_done(run_dir) >= 1, what="generation 1")
+    time.sleep(random.Random("adaptive").uniform(0.1, 1.5))
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    assert_consistent_files(run_dir)
+    resumed = start_tune(tmp_path, "--resume", "runs/faults", "--workers", "1", "--quiet")
+    _out, err = resumed.communicate(timeout=600)
+    assert resumed.returncode == 0, err
+    assert_same_run(run_dir, adaptive_reference)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])

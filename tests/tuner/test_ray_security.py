@@ -19,8 +19,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-ray = pytest.importorskip("ray")
 from ray.cluster_utils import Cluster
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,24 +7,34 @@ import stat
 from pathlib import Path
 
 import pytest
+import yaml
 
 from engine import atomic
+from engine.weights_file import WeightsFile
+from tuner.config import parse_config
 from tuner.errors import CheckpointError
 from tuner.report import (
     HISTORY_COLUMNS,
     PLOT_FILE,
     VALIDATION_COLUMNS,
+    format_report,
     plot_convergence,
     read_rows,
 )
+from tuner.space import SearchSpace
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 pytest.importorskip("matplotlib")
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 HISTORY = [
-    {"generation": float(g), "best": 1000.0 + 50 * g, "best_stderr": 20.0,
-     "median": 900.0 + 40 * g, "worst": 500.0, "sigma": 0.3 / (g + 1)}
-    for g in range(5)
+    {"generation": float(g), "evaluations": 6.0 * g, "games": 100.0 * g, "best": 1000.0 + 50 * g,
+     "best_stderr": 20.0, "median": 900.0 + 40 * g, "worst": 500.0, "sigma": 0.3 / (g + 1),
+     # as a run of 0.1.0 resumed by today's tune2048 writes them: the new columns are empty in
+     # the first rows; validated every other generation
+     "games_saved": 20.0 if g > 1 else "", "validated": 950.0 + 30 * g if g % 2 == 0 else ""}
+    for g in range(1, 6)
 ]
 VALIDATION = [{"candidate": "gen3-best", "generation": 3.0, "fitness": 1180.0,
                "fitness_stderr": 15.0}]
@@ -125,3 +135,17 @@ def test_report_reads_a_run_of_a_family_file_from_any_directory(tmp_path, monkey
     assert main(["report", str(config.run_dir), "--no-plot"]) == 0
     out = capsys.readouterr().out
     assert "seed001.py:Seed001 family" in out and "best.yaml     validated" in out
+
+
+def test_the_summary_says_what_adaptive_games_saved_and_what_was_validated(tmp_path):
+    config = {"run": {"name": "r"}, "family": "classic", "search": {"depth": 1},
+              "evaluation": {"fitness": "mean_score"}}
+    space = SearchSpace(parse_config(
+        yaml.safe_load((REPO_ROOT / "configs" / "quick.yaml").read_text()), "quick"))
+    best = WeightsFile("classic", space.weights(space.initial()), 1, {"status": "validated"})
+    text = format_report(config, HISTORY, [], best, space)
+    assert "500 training games (80 saved by adaptive games)" in text
+    rows = {line.split()[0]: line.split() for line in text.splitlines()
+            if line.split() and line.split()[0].isdigit()}
+    assert len(rows["2"]) == 8 and rows["2"][-1] == "1,010"  # validated in generation 2
+    assert len(rows["3"]) == 7  # not in generation 3

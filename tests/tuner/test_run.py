@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import logging
 import math
+import pickle
 import shutil
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from engine.atomic import is_temp_file
 from engine.solver import GameResult
 from tuner import checkpoint as ckpt
 from tuner.config import parse_config
-from tuner.errors import ConfigError
+from tuner.errors import CheckpointError, ConfigError
 from tuner.evaluation import SerialEvaluator
 from tuner.run import TuningRun
 from tuner.seeds import training_seeds, validation_seeds
@@ -292,3 +293,79 @@ def same_columns(path: Path, expected: Path) -> bool:
         rows, wanted = list(csv.DictReader(got)), list(csv.DictReader(want))
     return len(rows) == len(wanted) and all(
         {key: row[key] for key in want_row} == want_row for row, want_row in zip(rows, wanted))
+
+
+class ScriptedEvaluator:
+    """Each candidate scores its ``merges_weight`` plus seeded noise of ``spread[merges_weight]``;
+    records how many games each candidate played."""
+
+    workers = 1
+
+    def __init__(self, spread: dict[float, float]):
+        self.spread = spread
+        self.played: dict[float, int] = {}
+
+    def play(self, jobs, progress=None):
+        out = []
+        for job in jobs:
+            level = job.spec.weights["merges_weight"]
+            self.played[level] = self.played.get(level, 0) + len(job.seeds)
+            out.append([GameResult(seed, int(level + self.spread[level] * np.random.default_rng(
+                seed % 2**32).standard_normal()), 2048, 100, 0.001, 1000, 0)
+                for seed in job.seeds])
+        return out
+
+
+def test_adaptive_games_go_to_the_candidates_whose_rank_is_undecided(tmp_path):
+    """Six candidates 1000 apart; two of them (3000 and 3100) with a spread that overlaps their
+    neighbours: they, and the neighbours they could swap with, play more; the rest stop at min."""
+    config = parse_config(config_dict(tmp_path, **{
+        "evaluation.games": {"min": 8, "max": 64, "batch": 8},
+        "cmaes.popsize": 6}), "adaptive")
+    spread = {1000.0: 10.0, 2000.0: 10.0, 3000.0: 2000.0, 3100.0: 2000.0, 5000.0: 10.0,
+              6000.0: 10.0}
+    run = TuningRun.start(config, tmp_path / "run", progress=False)
+    run.evaluator = ScriptedEvaluator(spread)
+    weight_sets = [{**run.space.weights(run.space.initial()), "merges_weight": level}
+                   for level in spread]
+    results, fits = run.play_generation(weight_sets, 1)
+    played = run.evaluator.played
+    assert [len(r) for r in results] == [played[level] for level in spread]
+    assert played[3000.0] == played[3100.0] == 64
+    assert played[1000.0] == played[6000.0] == 8  # never in doubt: the worst and the best
+    assert [f.games for f in fits] == [len(r) for r in results]
+    assert [r.seed for r in results[2]] == training_seeds(7, 1, 64)  # the generation's seeds
+    assert [r.seed for r in results[0]] == training_seeds(7, 1, 8)  # their first 8
+
+
+def test_an_adaptive_run_records_the_games_it_played_and_saved(tmp_path):
+    doc = config_dict(tmp_path, **{"evaluation.games": {"min": 4, "max": 32, "batch": 4},
+                                   "cmaes.max_generations": 3})
+    state = TuningRun.start(parse_config(doc, "adaptive"), tmp_path / "t",
+                            progress=False).run(SyntheticEvaluator())
+    total = 0
+    for row in state.history:
+        assert 4 <= row["games_min"] <= row["games_mean"] <= row["games_max"] <= 32
+        assert row["games_saved"] == row["popsize"] * 32 - row["games_mean"] * row["popsize"]
+        total += row["games_mean"] * row["popsize"]
+        assert row["games"] == total
+    assert state.history[-1]["games_saved"] > 0
+
+
+@pytest.mark.parametrize(("strategy", "message"), [
+    (pickle.dumps({"libraries": {"cma": "9.0.0", "numpy": "9.0.0"}, "state": b"\x80\x05junk"}),
+     "the CMA-ES state was written with cma 9.0.0, numpy 9.0.0 and cannot be read with cma "),
+    (b"\x80\x05junk", "it was written by tune2048 0.1.0 with other versions of them"),
+], ids=["named-versions", "0.1.0-layout"])
+def test_a_strategy_state_from_other_library_versions_is_refused_saying_which(tmp_path, strategy,
+                                                                              message):
+    """pycma's and numpy's pickles load only under versions close to those that wrote them: a
+    run moved to a machine with others is refused in one line that names both."""
+    config = parse_config(config_dict(tmp_path), "t")
+    run = TuningRun.start(config, tmp_path / "t", progress=False)
+    run.state.strategy = strategy
+    ckpt.save_state(run.run_dir, run.state)
+    with pytest.raises(CheckpointError) as info:
+        TuningRun.resume(config, run.run_dir, ckpt.load_state(run.run_dir), progress=False)
+    assert str(info.value).startswith(f"{run.run_dir / ckpt.CHECKPOINT_FILE}: ")
+    assert message in str(info.value) and "\n" not in str(info.value)

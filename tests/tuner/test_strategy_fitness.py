@@ -9,7 +9,7 @@ import pytest
 
 from engine.solver import GameResult
 from tuner.fitness import Fitness, pooled, score_fitness, within_noise
-from tuner.strategy import Strategy
+from tuner.strategy import CMAES
 
 
 def sphere_fitness(x) -> float:
@@ -17,7 +17,7 @@ def sphere_fitness(x) -> float:
 
 
 def test_strategy_maximises_fitness():
-    strategy = Strategy([0.8, 0.8, 0.8], 0.2, 8, seed=3, restarts=0)
+    strategy = CMAES([0.8, 0.8, 0.8], 0.2, 8, seed=3, restarts=0)
     for _ in range(60):
         xs = strategy.ask()
         strategy.tell(xs, [sphere_fitness(x) for x in xs])
@@ -25,11 +25,11 @@ def test_strategy_maximises_fitness():
 
 
 def test_strategy_state_round_trip_continues_identically():
-    a = Strategy([0.5, 0.5], 0.3, 6, seed=11, restarts=0)
+    a = CMAES([0.5, 0.5], 0.3, 6, seed=11, restarts=0)
     for _ in range(3):
         xs = a.ask()
         a.tell(xs, [sphere_fitness(x) for x in xs])
-    b = Strategy.loads(a.dumps())
+    b = CMAES.loads(a.dumps())
     np.testing.assert_array_equal(np.array(a.ask()), np.array(b.ask()))
 
 
@@ -37,13 +37,13 @@ def test_strategy_leaves_numpy_global_random_state_alone():
     np.random.seed(5)
     expected = np.random.rand()
     np.random.seed(5)
-    strategy = Strategy([0.5, 0.5], 0.3, 6, seed=1, restarts=0)
+    strategy = CMAES([0.5, 0.5], 0.3, 6, seed=1, restarts=0)
     strategy.tell(strategy.ask(), [0.0] * 6)
     assert np.random.rand() == expected
 
 
 def test_restart_doubles_the_population_when_cma_stops():
-    strategy = Strategy([0.5, 0.5], 0.3, 4, seed=2, restarts=1)
+    strategy = CMAES([0.5, 0.5], 0.3, 4, seed=2, restarts=1)
     for _ in range(500):
         xs = strategy.ask()
         strategy.tell(xs, [1.0] * len(xs))  # flat fitness: pycma soon stops (tolflatfitness)
