@@ -25,7 +25,13 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from tuner.config import parse_config
-from tuner.evaluation import RayEvaluator, SerialEvaluator, play_unit, split_units
+from tuner.evaluation import (
+    RayEvaluator,
+    SerialEvaluator,
+    play_unit,
+    split_units,
+    tune2048_version,
+)
 from tuner.run import TuningRun
 
 
@@ -70,7 +76,7 @@ class RecordingEvaluator(SerialEvaluator):
 
     def play(self, jobs, progress=None):
         self.rounds.append(
-            [(jobs[j].candidate, jobs[j].spec, seeds)
+            [(jobs[j].candidate, jobs[j].spec, seeds, tune2048_version())
              for j, _u, seeds in split_units(jobs, self.games_per_task)]
         )
         return super().play(jobs, progress)

@@ -68,8 +68,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"fitness ({config.fitness}) over {fit.games} games: {fit.value:,.4g} "
           f"+/- {fit.stderr:,.3g} (standard error)")
     print(f"per-game spread: sd {per_game_sd:,.4g} = {per_game_sd / abs(fit.value):.2f} x mean")
-    for games in dict.fromkeys((config.budget.first, config.budget.most)):
-        print(f"configured games per candidate: {games} -> relative standard error "
+    budget = config.budget
+    counts = {"": budget.first} if budget.first == budget.most else {
+        " (min)": budget.first, " (max)": budget.most}
+    for label, games in counts.items():
+        print(f"configured games per candidate{label}: {games} -> relative standard error "
               f"{per_game_sd / math.sqrt(games) / abs(fit.value):.3f}")
     print(f"recommended games per candidate for a {args.target:.1%} standard error: {needed}")
     return 0

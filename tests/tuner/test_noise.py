@@ -22,9 +22,11 @@ def test_recommendation_follows_the_standard_error_of_a_mean():
     assert recommend_games(10.0, 0.0, 0.02) == 1
 
 
-def test_noise_command_measures_the_initial_point(tmp_path):
+@pytest.mark.parametrize("games", [24, {"min": 8, "max": 32}], ids=["fixed", "adaptive"])
+def test_noise_command_measures_the_initial_point(tmp_path, games):
     config = yaml.safe_load((ROOT / "configs" / "quick.yaml").read_text())
     config["search"]["depth"] = 0
+    config["evaluation"]["games"] = games
     path = tmp_path / "noise.yaml"
     path.write_text(yaml.safe_dump(config))
     done = subprocess.run(
@@ -41,6 +43,11 @@ def test_noise_command_measures_the_initial_point(tmp_path):
     # the printed spread is rounded to 2 decimals: n = (spread / target)^2 within that rounding
     assert ((spread - 0.005) / 0.05) ** 2 <= recommended <= ((spread + 0.005) / 0.05) ** 2 + 1
     assert not (tmp_path / "runs").exists()  # measuring writes no run directory
+    configured = [line.split(":")[0] for line in done.stdout.splitlines()
+                  if line.startswith("configured games per candidate")]
+    assert configured == (["configured games per candidate"] if games == 24 else
+                          ["configured games per candidate (min)",
+                           "configured games per candidate (max)"])
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,44 @@
+"""The benchmarks still run: each is played at a toy size and must print its figures. What the
+figures are is theirs to say, never a test's."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+def bench(tmp_path: Path, script: str, *args: str) -> str:
+    done = subprocess.run([sys.executable, str(BENCH / script), *args], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_engine_speed_prints_its_figures(tmp_path):
+    out = bench(tmp_path, "engine_speed.py", "--games", "1", "--seconds", "0.05")
+    assert "decisions/s" in out and "start (import + first decision)" in out
+
+
+@pytest.mark.parametrize("games", [["--games", "4"], ["--adaptive", "2", "6"]],
+                         ids=["fixed", "adaptive"])
+def test_tuner_throughput_prints_a_row_per_worker_count(tmp_path, games):
+    out = bench(tmp_path, "tuner_throughput.py", "--workers", "1", "--depth", "0",
+                "--popsize", "4", "--generations", "2", "--games-per-task", "2", *games)
+    rows = [line.split() for line in out.splitlines() if line.split()[:1] == ["1"]]
+    assert len(rows) == 1 and rows[0][-1].endswith("%")
+
+
+def test_adaptive_budget_measures_and_goes_on_where_it_was(tmp_path):
+    args = ["--config", str(BENCH.parent / "configs" / "quick.yaml"), "--target", "1",
+            "--seeds", "1", "--fixed", "4", "--adaptive", "2", "6", "--validation-games", "4",
+            "--max-generations", "1", "--workers", "1", "--out", str(tmp_path / "out")]
+    first = bench(tmp_path, "adaptive_budget.py", *args)
+    assert "fixed 4             " in first and (tmp_path / "out" / "budget.csv").exists()
+    again = bench(tmp_path, "adaptive_budget.py", *args)
+    assert "generation 1," not in again  # read from the run directories, not played again
+    assert again.splitlines()[-3:] == first.splitlines()[-3:]
