@@ -14,7 +14,6 @@ import argparse
 import logging
 import os
 import shlex
-import signal
 import sys
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from engine.families import FamilyNotFound, HeuristicError
 from engine.usage import MAX_WORKERS, UsageError, check_int, echo
 from engine.weights_file import WeightsFileError
 from tuner import checkpoint as ckpt
-from tuner import compare, noise, report
+from tuner import compare, interrupts, noise, report
 from tuner.config import (
     ADDRESS_PATTERN,
     RESUMABLE_CHANGES,
@@ -117,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
             refuse_main_options(parser, argv, args)
             return args.handler(args)
         if args.main_config or args.main_resume:  # the tuning job: SIGTERM stops it like Ctrl-C
-            signal.signal(signal.SIGTERM, _raise_terminated)
+            interrupts.install()
         if args.main_config and args.main_resume:
             return resume_job(args)
         if args.main_config:
@@ -321,12 +320,14 @@ def execute(run, args: argparse.Namespace) -> int:
                  run.config.name, run.config.family, run.config.depth, len(run.config.tuned),
                  run.config.budget.describe())
         evaluator = evaluator_for(run.config)
+        interrupts.check()
         log.info("evaluating on Ray with %d worker CPUs", evaluator.workers)
         state = run.run(evaluator)
+        interrupts.check()  # one that came during the last moments of the run
         log.info("done: %s; best weights in %s", state.stop_reason,
                  run.run_dir / ckpt.BEST_FILE)
         return EXIT_OK
-    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM through _raise_terminated
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (tuner.interrupts)
         if (run.run_dir / ckpt.CHECKPOINT_FILE).exists():
             log.warning("interrupted after generation %d (checkpointed); resume with:\n  tune "
                         "--resume %s", run.state.generation, run.run_dir)
@@ -368,10 +369,6 @@ def _ray_options(args: argparse.Namespace) -> list[str]:
         options += ["--address", args.main_address]
     return options
 
-
-def _raise_terminated(signum, frame) -> None:
-    """SIGTERM, handled like Ctrl-C: keep the last checkpoint and exit cleanly."""
-    raise KeyboardInterrupt("SIGTERM")
 
 
 if __name__ == "__main__":

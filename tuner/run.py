@@ -28,6 +28,7 @@ from engine.families import get_family
 from engine.stats import summarize
 from engine.weights_file import WeightsFile, write_weights
 from tuner import checkpoint as ckpt
+from tuner import interrupts
 from tuner.checkpoint import Candidate, RunState
 from tuner.config import RunConfig
 from tuner.errors import CheckpointError, ConfigError
@@ -101,9 +102,11 @@ class TuningRun:
         self.evaluator = evaluator
         self.state.finished = False
         while (reason := self.stop_reason()) is None:
+            interrupts.check()
             self.step()
         self.state.stop_reason = reason
         log.info("stopping: %s", reason)
+        interrupts.check()
         self.validate()
         self.state.finished = True
         ckpt.save_state(self.run_dir, self.state)
