@@ -19,6 +19,7 @@ Run, for the depth-1 measurement of ``runs/RESULTS.md``::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import io
 import signal
 import statistics
@@ -30,7 +31,7 @@ import yaml
 from engine.atomic import atomic_write
 from tuner import checkpoint as ckpt
 from tuner.config import parse_config
-from tuner.evaluation import RayEvaluator
+from tuner.evaluation import evaluator_for
 from tuner.run import TuningRun
 
 
@@ -103,8 +104,11 @@ def _interrupt(signum, frame) -> None:
 def measure(args: argparse.Namespace) -> None:
     rows = []
     histories = {}
-    with RayEvaluator(workers=args.workers, games_per_task=16) as evaluator:
-        for label, games in budgets(args).items():
+    labels = budgets(args)
+    first = run_config(args, *next(iter(labels.items())), args.seeds[0])
+    ray = dataclasses.replace(first.ray, workers=args.workers or first.ray.workers)
+    with evaluator_for(ray, [first.family]) as evaluator:
+        for label, games in labels.items():
             for seed in args.seeds:
                 history = play_to_target(args, label, games, seed, evaluator)
                 histories[(label, seed)] = history

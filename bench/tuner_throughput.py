@@ -17,6 +17,7 @@ rounds are barriers too, with fewer units each): ``... --adaptive 64 512``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import multiprocessing
 import os
 import tempfile
@@ -26,8 +27,8 @@ from pathlib import Path
 
 from tuner.config import parse_config
 from tuner.evaluation import (
-    RayEvaluator,
     SerialEvaluator,
+    evaluator_for,
     play_unit,
     split_units,
     tune2048_version,
@@ -52,15 +53,17 @@ def config(depth: int, games: int | dict, popsize: int, generations: int, games_
     return parse_config(document, "bench")
 
 
-def timed_generations(run: TuningRun, evaluator, generations: int) -> tuple[int, float]:
-    """Games and seconds of generations 2..n (generation 1 warms the workers up)."""
+def warm_up(run: TuningRun, evaluator) -> None:
+    """Play the first generation untimed: it loads the compiled engine in every worker."""
     run.evaluator = evaluator
     run.step()
-    if isinstance(evaluator, RecordingEvaluator):
-        evaluator.warm_up_rounds = len(evaluator.rounds)
+
+
+def timed_generations(run: TuningRun, generations: int) -> tuple[int, float]:
+    """Games and seconds of the next ``generations`` generations."""
     games_before = run.state.games
     started = time.perf_counter()
-    for _ in range(generations - 1):
+    for _ in range(generations):
         run.step()
     return run.state.games - games_before, time.perf_counter() - started
 
@@ -72,7 +75,6 @@ class RecordingEvaluator(SerialEvaluator):
     def __init__(self, games_per_task: int):
         super().__init__(games_per_task)
         self.rounds: list[list[tuple]] = []
-        self.warm_up_rounds = 0  # the rounds of the first generation, which warms up
 
     def play(self, jobs, progress=None):
         self.rounds.append(
@@ -112,27 +114,29 @@ def main() -> None:
     games = {"min": args.adaptive[0], "max": args.adaptive[1]} if args.adaptive else args.games
     cfg = config(args.depth, games, args.popsize, args.generations, args.games_per_task)
     print(f"classic family, depth {args.depth}, popsize {args.popsize}, "
-          f"{cfg.budget.describe()}, {args.games_per_task} games per task, {os.cpu_count()} CPUs")
+          f"{cfg.evaluation.games.describe()}, {args.games_per_task} games per task, "
+          f"{os.cpu_count()} CPUs")
 
     with tempfile.TemporaryDirectory() as tmp:
         serial_run = TuningRun.start(cfg, Path(tmp) / "serial", progress=False)
         recorder = RecordingEvaluator(args.games_per_task)
-        games, seconds = timed_generations(serial_run, recorder, args.generations)
+        warm_up(serial_run, recorder)
+        warm_up_rounds = len(recorder.rounds)
+        games, seconds = timed_generations(serial_run, args.generations - 1)
         single = games / seconds
         print(f"single process (no Ray): {games} games in {seconds:.1f} s = {single:,.1f} games/s")
         print(f"{'workers':>7} {'tuner games/s':>14} {'ideal':>9} {'efficiency':>11} "
               f"{'pool games/s':>13} {'tuner/pool':>11}")
         for workers in args.workers:
             run = TuningRun.start(cfg, Path(tmp) / f"w{workers}", progress=False)
-            evaluator = RayEvaluator(None, workers, args.games_per_task)
-            try:
-                games_w, seconds_w = timed_generations(run, evaluator, args.generations)
-            finally:
-                evaluator.close()
+            ray = dataclasses.replace(cfg.ray, workers=workers)
+            with evaluator_for(ray, [cfg.family]) as evaluator:
+                warm_up(run, evaluator)
+                games_w, seconds_w = timed_generations(run, args.generations - 1)
             assert run.state.history == serial_run.state.history  # same games, same trajectory
             rate = games_w / seconds_w
             ideal = workers * single
-            pool = pool_rate(recorder.rounds, recorder.warm_up_rounds, workers)
+            pool = pool_rate(recorder.rounds, warm_up_rounds, workers)
             print(f"{workers:>7} {rate:>14,.1f} {ideal:>9,.1f} {rate / ideal:>10.1%} "
                   f"{pool:>13,.1f} {rate / pool:>10.1%}")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numba
 import numpy as np
@@ -222,3 +222,19 @@ def _compiled_kernels(workspace_type, terms_type) -> _Kernels:
         play_game=kernels.play_game.compile((u64, i64, f64_array, i64, terms_type)),
         heuristic_value=kernels.heuristic_value.compile((u64, f64_array, terms_type)),
     )
+
+
+@dataclass(frozen=True)
+class PlayerSpec:
+    """Everything that decides how a player plays: a game is a function of this and a seed.
+
+    What the tuner's evaluators send to their workers, which build the ``Solver`` once and keep it
+    for every game it plays."""
+
+    family: str
+    weights: dict[str, float] = field(hash=False)
+    depth: int
+    cutoff: float = DEFAULT_CUTOFF
+
+    def solver(self) -> Solver:
+        return Solver(self.family, self.weights, self.depth, self.cutoff)

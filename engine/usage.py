@@ -1,5 +1,4 @@
-"""What the command lines tell users: argument checks shared by ``tune play`` and the tuner's
-subcommands, and bad values echoed in messages cut short (``echo``, ``shorten``).
+"""What the command lines tell users: argument checks shared by the ``tune`` subcommands, and bad values echoed in messages cut short (``echo``, ``shorten``).
 
 A bad argument raises ``UsageError`` (a ``ValueError``) whose message names the option and what
 it takes; the ``tune`` command prints it as one line and exits with status 2. Counts are bounded
@@ -12,12 +11,13 @@ This module imports nothing from the engine, so checking arguments never loads n
 from __future__ import annotations
 
 import math
+import re
 
 MAX_GAMES = 1_000_000  # games one command plays per player (results are kept in memory)
 MAX_WORKERS = 4096  # Ray CPUs a command asks for
-MAX_PROCESSES = 256  # worker processes tune play starts on this machine
 MAX_SEED = 2**64 - 1  # game seeds are 64-bit
 MAX_ECHO = 80  # characters of a bad value that a message echoes
+ADDRESS_PATTERN = re.compile(r"^(auto|[A-Za-z0-9.-]+:\d{1,5})$")
 
 
 class UsageError(ValueError):
@@ -51,3 +51,15 @@ def check_seed_range(seed: int, games: int) -> None:
     if not 0 <= seed <= MAX_SEED - max(games - 1, 0):
         raise UsageError(f"--seed must be from 0 to 2**64 - GAMES (game i plays seed SEED + i), "
                          f"got {shorten(str(seed))}")
+
+
+def is_address(address: object) -> bool:
+    """Whether ``address`` names a Ray cluster: 'auto', or HOST:PORT with a port 1 to 65535."""
+    return isinstance(address, str) and bool(ADDRESS_PATTERN.match(address)) and (
+        address == "auto" or 0 < int(address.rsplit(":", 1)[1]) < 65536)
+
+
+def check_address(address: str | None) -> None:
+    """``--address`` (None: not given, nothing to check)."""
+    if address is not None and not is_address(address):
+        raise UsageError(f"--address must be 'auto' or HOST:PORT, got {echo(address)}")

@@ -17,20 +17,18 @@ import shlex
 import sys
 from pathlib import Path
 
-from engine import export, family_cli, play_cli
+from engine import export, family_cli
 from engine.board import BoardError
 from engine.families import FamilyNotFound, HeuristicError
-from engine.usage import MAX_WORKERS, UsageError, check_int, echo
+from engine.usage import MAX_WORKERS, UsageError, check_address, check_int
 from engine.weights_file import WeightsFileError
 from tuner import checkpoint as ckpt
-from tuner import compare, interrupts, noise, report
+from tuner import compare, interrupts, noise, play, report
 from tuner.config import (
-    ADDRESS_PATTERN,
     RESUMABLE_CHANGES,
     changed_keys,
     load_config,
     parse_config,
-    port_ok,
 )
 from tuner.errors import CheckpointError, ConfigError, EvaluationError
 
@@ -88,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show tracebacks for bad input")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     parser.subcommands = subparsers.choices  # name -> its parser, for refuse_main_options
-    play_cli.add_parser(subparsers)
+    play.add_parser(subparsers)
     compare.add_parser(subparsers)
     report.add_parser(subparsers)
     noise.add_parser(subparsers)
@@ -224,9 +222,7 @@ def with_cli_overrides(config, args: argparse.Namespace):
         check_int("--workers", args.main_workers, 1, MAX_WORKERS)
         changes["workers"] = args.main_workers
     if args.main_address is not None:
-        if not (ADDRESS_PATTERN.match(args.main_address) and port_ok(args.main_address)):
-            raise UsageError(f"--address must be 'auto' or HOST:PORT, got "
-                             f"{echo(args.main_address)}")
+        check_address(args.main_address)
         changes["address"] = args.main_address
     if not changes:
         return config
@@ -316,10 +312,11 @@ def execute(run, args: argparse.Namespace) -> int:
     log.addHandler(file_handler)
     evaluator = None
     try:
+        config = run.config
         log.info("run %s: family %s, depth %d, %d tuned parameters, %s",
-                 run.config.name, run.config.family, run.config.depth, len(run.config.tuned),
-                 run.config.budget.describe())
-        evaluator = evaluator_for(run.config)
+                 config.run.name, config.family, config.search.depth, len(config.tuned),
+                 config.evaluation.games.describe())
+        evaluator = evaluator_for(config.ray, [config.family])
         interrupts.check()
         log.info("evaluating on Ray with %d worker CPUs", evaluator.workers)
         state = run.run(evaluator)

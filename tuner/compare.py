@@ -24,13 +24,13 @@ from engine.usage import (
     MAX_GAMES,
     MAX_WORKERS,
     UsageError,
+    check_address,
     check_cutoff,
     check_int,
     check_seed_range,
-    echo,
 )
 from engine.weights_file import MAX_DEPTH, WeightsFile, read_weights
-from tuner.config import ADDRESS_PATTERN, port_ok
+from tuner.config import RaySection
 
 MIN_GAMES = 30
 
@@ -88,9 +88,7 @@ def check_args(args: argparse.Namespace) -> None:
     check_cutoff(args.cutoff)
     check_seed_range(args.seed, args.games)
     check_int("--workers", args.workers, 1, MAX_WORKERS)
-    if args.address is not None and not (ADDRESS_PATTERN.match(args.address)
-                                         and port_ok(args.address)):
-        raise UsageError(f"--address must be 'auto' or HOST:PORT, got {echo(args.address)}")
+    check_address(args.address)
 
 
 def check_finite(path: str, loaded: WeightsFile) -> None:
@@ -110,8 +108,8 @@ def run(args: argparse.Namespace) -> int:
         check_finite(path, weights)
     from tqdm import tqdm
 
-    from engine.batch import PlayerSpec
-    from tuner.evaluation import Job, RayEvaluator
+    from engine.solver import PlayerSpec
+    from tuner.evaluation import Job, evaluator_for
 
     labels = labels_for(args.weights)
     seeds = tuple(args.seed + i for i in range(args.games))
@@ -120,8 +118,8 @@ def run(args: argparse.Namespace) -> int:
                           args.cutoff), seeds)
         for i, w in enumerate(loaded)
     ]
-    with RayEvaluator(args.address, args.workers,
-                      families=[w.family for w in loaded]) as evaluator, \
+    ray = RaySection.from_values("tune compare", workers=args.workers, address=args.address)
+    with evaluator_for(ray, [w.family for w in loaded]) as evaluator, \
             tqdm(total=len(jobs) * len(seeds), unit="game", file=sys.stderr, disable=None,
                  leave=False) as bar:
         results = evaluator.play(jobs, bar.update)

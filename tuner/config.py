@@ -5,6 +5,11 @@ them at once); unknown keys suggest the closest valid name. ``RunConfig.resolved
 complete config with every default filled in: it is what a run directory stores and what resume
 compares against.
 
+Each YAML section is a small dataclass (``RunSection``, ``SearchSection``, ...) whose fields are
+its keys: a field made with ``key(read)`` carries its own check and default, and parsing, the list
+of allowed keys, ``resolved()`` and the keys a resume may change all derive from the fields. A new
+key is one field; a check between keys goes in its section's ``cross_check``.
+
 ``family`` is a spec (``engine.families.get_family``): a built-in or registered name,
 ``module:Class``, or ``file.py:Class`` relative to the config's directory. Naming a family imports
 it: a config is as trusted as the code it names.
@@ -16,9 +21,10 @@ import difflib
 import math
 import os
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import yaml
@@ -26,8 +32,9 @@ import yaml
 from engine import finite, yaml_text
 from engine.families import FamilyNotFound, get_family
 from engine.families.registry import canonical_spec, family_names, relative_spec
-from engine.usage import MAX_WORKERS, echo, shorten
+from engine.usage import MAX_WORKERS, echo, is_address, shorten
 from tuner.budget import AdaptiveGames, Budget, FixedGames
+from tuner.checker import Checker, describe
 from tuner.errors import ConfigError
 from tuner.fitness import FITNESSES
 from tuner.space import box_problem
@@ -52,19 +59,7 @@ ADAPTIVE_KEYS = ("min", "max", "batch", "confidence", "tolerance")
 MIN_ADAPTIVE_GAMES = 2  # a standard error needs two games
 SCALES = ("linear", "log")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-ADDRESS_PATTERN = re.compile(r"^(auto|[A-Za-z0-9.-]+:\d{1,5})$")
-# Keys a resumed run may change: they decide when the run stops or where it runs, never what it
-# computes.
-RESUMABLE_CHANGES = (
-    "cmaes.max_generations",
-    "cmaes.max_games",
-    "ray.address",
-    "ray.workers",
-    "ray.games_per_task",
-    "ray.max_retries",
-    "ray.no_worker_timeout",
-    "ray.connect_timeout",
-)
+_KEEP = object()  # key(omit=...)'s default: no value is left out of resolved()
 
 
 @dataclass(frozen=True)
@@ -79,50 +74,228 @@ class ParamSpec:
     tuned: bool = True
 
 
+# --- sections: one dataclass per YAML section, a key per field ---------------------------------
+
+Read = Callable[[Checker, dict, str, str], Any]  # (check, section mapping, key, section name)
+
+
+def key(read: Read, *, resumable: bool = False, omit: Any = _KEEP) -> Any:
+    """A section's key: ``read`` checks the written value and returns it, or its default when it
+    is absent. A ``resumable`` key may change when a run is resumed: it decides when the run stops
+    or where it runs, never what it computes. A value equal to ``omit`` is left out of
+    ``resolved()``, for a key that run directories written before it existed lack."""
+    return field(metadata={"read": read, "resumable": resumable, "omit": omit})
+
+
+def integer(**options) -> Read:
+    return lambda check, mapping, name, path: check.integer(mapping, name, path, **options)
+
+
+def number(**options) -> Read:
+    return lambda check, mapping, name, path: check.number(mapping, name, path, **options)
+
+
+def choice(choices: tuple[str, ...], default: str) -> Read:
+    return lambda check, mapping, name, path: check.choice(mapping, name, path, choices, default)
+
+
+def text(**options) -> Read:
+    return lambda check, mapping, name, path: check.text(mapping, name, path, **options)
+
+
+def _read_games(check: Checker, mapping: dict, name: str, path: str) -> Budget | None:
+    """``evaluation.games``: a number of games (every candidate plays them), or a mapping
+    ``{min, max, batch, confidence, tolerance}`` for adaptive games (``tuner.budget``)."""
+    raw = mapping.get(name)
+    if not isinstance(raw, dict):
+        games = check.integer(mapping, name, path, low=1, high=MAX_GAMES)
+        return FixedGames(games) if games is not None else None
+    path = f"{path}.{name}"
+    check.unknown_keys(raw, ADAPTIVE_KEYS, path)
+    before = len(check.problems)
+    least = check.integer(raw, "min", path, low=MIN_ADAPTIVE_GAMES, high=MAX_GAMES)
+    most = check.integer(raw, "max", path, low=MIN_ADAPTIVE_GAMES, high=MAX_GAMES)
+    spare = most - least if least is not None and most is not None else 0
+    default_batch = min(least, spare) if spare > 0 else 1  # min, or what max leaves room for
+    batch = check.integer(raw, "batch", path, default=default_batch, low=1, high=MAX_GAMES)
+    confidence = check.number(raw, "confidence", path, default=0.9, low=0.0, high=1.0,
+                              open_low=True, open_high=True)
+    tolerance = check.number(raw, "tolerance", path, default=0.1, low=0.0, high=1.0,
+                             open_high=True)
+    if len(check.problems) > before:
+        return None
+    if least >= most:
+        check.problem(path, f"min ({least}) must be below max ({most}); for the same games for "
+                            f"every candidate, write games: {most}")
+        return None
+    if batch > most - least:
+        check.problem(f"{path}.batch", f"{batch} is more than max - min ({most - least}): no "
+                                       f"candidate could play a whole batch more; lower batch or "
+                                       f"raise max")
+        return None
+    return AdaptiveGames(least, most, batch, confidence, tolerance)
+
+
+def _read_address(check: Checker, mapping: dict, name: str, path: str) -> str | None:
+    """``ray.address``: 'auto' or HOST:PORT, or None (an embedded Ray)."""
+    address = mapping.get(name)
+    if address is not None and not is_address(address):
+        check.problem(f"{path}.{name}", f"expected 'auto' or HOST:PORT, got {echo(address)}")
+        return None
+    return address
+
+
+class Section:
+    """A config section: its ``NAME`` in the YAML, whether it is ``REQUIRED``, and its keys as
+    fields made with ``key``; ``cross_check`` holds the checks that involve several keys."""
+
+    NAME: ClassVar[str]
+    REQUIRED: ClassVar[bool] = True
+
+    @classmethod
+    def parse(cls, check: Checker, document: dict) -> Section:
+        mapping = check.section(document, cls.NAME, tuple(f.name for f in fields(cls)),
+                                required=cls.REQUIRED)
+        section = cls(**{f.name: f.metadata["read"](check, mapping, f.name, cls.NAME)
+                         for f in fields(cls)})
+        if cls.NAME not in check.bad_sections:
+            section.cross_check(check, mapping)
+        return section
+
+    def cross_check(self, check: Checker, mapping: dict) -> None:
+        """Record the problems between keys (``mapping``: the section as written)."""
+
+    def to_config(self) -> dict[str, Any]:
+        """The section as a plain mapping, every default filled in."""
+        section = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.metadata["omit"] is not _KEEP and value == f.metadata["omit"]:
+                continue
+            section[f.name] = value.to_config() if hasattr(value, "to_config") else value
+        return section
+
+    @classmethod
+    def from_values(cls, source: str, **values) -> Section:
+        """The section with these values (None: left out) and every other key at its default,
+        checked as a config's would be: ``ConfigError`` names what is wrong, after ``source``."""
+        check = Checker(source)
+        section = cls.parse(check, {cls.NAME: {k: v for k, v in values.items() if v is not None}})
+        if check.problems:
+            raise ConfigError("\n".join(check.problems))
+        return section
+
+    @classmethod
+    def resumable_keys(cls) -> tuple[str, ...]:
+        return tuple(f"{cls.NAME}.{f.name}" for f in fields(cls) if f.metadata["resumable"])
+
+
+@dataclass(frozen=True)
+class RunSection(Section):
+    NAME = "run"
+    name: str = key(text(pattern=NAME_PATTERN, what="a name of letters, digits, '_', '.' or '-'"))
+    output_dir: str = key(text(default="runs", what="a directory path"))
+    seed: int = key(integer(default=0, low=0, high=2**63 - 1))
+
+
+@dataclass(frozen=True)
+class SearchSection(Section):
+    NAME = "search"
+    depth: int = key(integer(low=0, high=MAX_TUNING_DEPTH))
+    cutoff: float = key(number(default=1e-4, low=0.0, high=1.0, open_high=True))
+
+
+@dataclass(frozen=True)
+class EvaluationSection(Section):
+    NAME = "evaluation"
+    games: Budget = key(_read_games)  # noqa: RUF009 - key() makes a dataclasses.field
+    fitness: str = key(choice(FITNESS_KINDS, "mean_score"))
+    tile: int = key(integer(default=2048, low=4, high=32768))
+    quantile: float = key(number(default=0.25, low=0.0, high=1.0, open_low=True,
+                                 open_high=True))
+    reevaluate_best: int = key(integer(default=0, low=0, high=MAX_POPSIZE))
+
+    def cross_check(self, check: Checker, mapping: dict) -> None:
+        if self.tile is not None and self.tile & (self.tile - 1):
+            check.problem("evaluation.tile", f"expected a power of two, got {self.tile}")
+        if self.reevaluate_best and isinstance(self.games, AdaptiveGames):
+            check.problem("evaluation.reevaluate_best", "not with adaptive games, which already "
+                                                        "play the undecided candidates more: set "
+                                                        "it to 0")
+
+    @property
+    def fitness_options(self) -> dict[str, Any]:
+        """The keys the chosen fitness reads, as keyword arguments."""
+        return {name: getattr(self, name) for name in FITNESSES[self.fitness].params}
+
+
+@dataclass(frozen=True)
+class CMAESSection(Section):
+    NAME = "cmaes"
+    sigma0: float = key(number(default=0.25, low=0.0, high=1.0, open_low=True))
+    popsize: int | None = key(integer(low=2, high=MAX_POPSIZE, optional=True))
+    max_generations: int | None = key(integer(low=1, high=MAX_GENERATIONS, optional=True),
+                                      resumable=True)
+    max_games: int | None = key(integer(low=1, high=MAX_TOTAL_GAMES, optional=True),
+                                resumable=True)
+    restarts: int = key(integer(default=0, low=0, high=MAX_RESTARTS))
+
+    def cross_check(self, check: Checker, mapping: dict) -> None:
+        if mapping.get("max_generations") is None and mapping.get("max_games") is None:
+            check.problem("cmaes", "set max_generations or max_games (or both): a run needs an "
+                                   "end")
+
+
+@dataclass(frozen=True)
+class RaySection(Section):
+    NAME = "ray"
+    REQUIRED = False
+    address: str | None = key(_read_address, resumable=True)
+    workers: int | None = key(integer(low=1, high=MAX_WORKERS, optional=True), resumable=True)
+    games_per_task: int = key(integer(default=16, low=1, high=MAX_GAMES_PER_TASK),
+                              resumable=True)
+    max_retries: int = key(integer(default=3, low=0, high=MAX_RETRIES), resumable=True)
+    no_worker_timeout: float = key(number(default=60.0, low=0.0, high=MAX_TIMEOUT,
+                                          open_low=True), resumable=True)
+    connect_timeout: float = key(number(default=60.0, low=0.0, high=MAX_TIMEOUT, open_low=True),
+                                 resumable=True)
+
+
+@dataclass(frozen=True)
+class ValidationSection(Section):
+    NAME = "validation"
+    REQUIRED = False
+    games: int = key(integer(default=500, low=1, high=MAX_GAMES))
+    top_k: int = key(integer(default=3, low=1, high=MAX_TOP_K))
+    every: int = key(integer(default=0, low=0, high=MAX_GENERATIONS), omit=0)
+
+
+SECTIONS = (RunSection, SearchSection, EvaluationSection, CMAESSection, RaySection,
+            ValidationSection)
+RESUMABLE_CHANGES = tuple(name for section in SECTIONS for name in section.resumable_keys())
+
+
 @dataclass(frozen=True)
 class RunConfig:
-    """A validated run config. Field groups mirror the YAML sections."""
+    """A validated run config: its source, the family and its parameters, and the sections."""
 
     source: str
-    name: str
-    output_dir: str
-    seed: int
     family: str  # a spec; a family file's path is absolute
     params: tuple[ParamSpec, ...]
-    depth: int
-    cutoff: float
-    budget: Budget  # evaluation.games: a number (FixedGames) or a mapping (AdaptiveGames)
-    fitness: str
-    tile: int
-    quantile: float
-    reevaluate_best: int
-    sigma0: float
-    popsize: int | None
-    max_generations: int | None
-    max_games: int | None
-    restarts: int
-    address: str | None
-    workers: int | None
-    games_per_task: int
-    max_retries: int
-    no_worker_timeout: float
-    connect_timeout: float
-    validation_games: int
-    validation_top_k: int
-    validation_every: int
+    run: RunSection
+    search: SearchSection
+    evaluation: EvaluationSection
+    cmaes: CMAESSection
+    ray: RaySection
+    validation: ValidationSection
 
     @property
     def run_dir(self) -> Path:
-        return Path(self.output_dir) / self.name
+        return Path(self.run.output_dir) / self.run.name
 
     @property
     def tuned(self) -> tuple[ParamSpec, ...]:
         return tuple(p for p in self.params if p.tuned)
-
-    @property
-    def fitness_options(self) -> dict[str, Any]:
-        """The ``evaluation`` keys the chosen fitness reads, as keyword arguments."""
-        return {name: getattr(self, name) for name in FITNESSES[self.fitness].params}
 
     def resolved(self) -> dict[str, Any]:
         """The complete config as a plain mapping, every default filled in."""
@@ -133,153 +306,11 @@ class RunConfig:
             else:
                 params[p.name] = {"fixed": p.init}
         return {
-            "run": {"name": self.name, "output_dir": self.output_dir, "seed": self.seed},
+            "run": self.run.to_config(),
             "family": relative_spec(self.family, self.run_dir),  # stored in the run directory
             "params": params,
-            "search": {"depth": self.depth, "cutoff": self.cutoff},
-            "evaluation": {
-                "games": self.budget.to_config(),
-                "fitness": self.fitness,
-                "tile": self.tile,
-                "quantile": self.quantile,
-                "reevaluate_best": self.reevaluate_best,
-            },
-            "cmaes": {
-                "sigma0": self.sigma0,
-                "popsize": self.popsize,
-                "max_generations": self.max_generations,
-                "max_games": self.max_games,
-                "restarts": self.restarts,
-            },
-            "ray": {
-                "address": self.address,
-                "workers": self.workers,
-                "games_per_task": self.games_per_task,
-                "max_retries": self.max_retries,
-                "no_worker_timeout": self.no_worker_timeout,
-                "connect_timeout": self.connect_timeout,
-            },
-            "validation": self.validation_section(),
+            **{section.NAME: getattr(self, section.NAME).to_config() for section in SECTIONS[1:]},
         }
-
-    def validation_section(self) -> dict[str, Any]:
-        section = {"games": self.validation_games, "top_k": self.validation_top_k}
-        if self.validation_every:  # absent from run directories written before it existed
-            section["every"] = self.validation_every
-        return section
-
-
-class _Checker:
-    """Reads typed values out of nested mappings, collecting problems with their key paths."""
-
-    def __init__(self, source: str):
-        self.source = source
-        self.problems: list[str] = []
-        self.bad_sections: set[str] = set()  # reported as missing or not a mapping
-
-    def problem(self, path: str, message: str) -> None:
-        section, _, key = path.partition(".")
-        if key and section in self.bad_sections:
-            return  # one line for the section, not one more for each of its keys
-        self.problems.append(f"{self.source}: {path}: {message}")
-
-    def section(self, doc: dict, key: str, allowed: tuple[str, ...], required: bool = True) -> dict:
-        value = doc.get(key)
-        if value is None:
-            if required and key not in doc:
-                self.problem(key, "missing section")
-                self.bad_sections.add(key)
-            return {}
-        if not isinstance(value, dict):
-            self.problem(key, f"expected a mapping, got {_describe(value)}")
-            self.bad_sections.add(key)
-            return {}
-        self.unknown_keys(value, allowed, key)
-        return value
-
-    def unknown_keys(self, mapping: dict, allowed: tuple[str, ...], path: str) -> None:
-        for key in mapping:
-            if key not in allowed:
-                close = difflib.get_close_matches(str(key), allowed, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
-                shown = shorten(str(key))
-                where = f"{path}.{shown}" if path else shown
-                self.problem(where, f"unknown key (expected one of: {', '.join(allowed)}){hint}")
-
-    def integer(self, mapping, key, path, default=None, low=None, high=None, optional=False):
-        value = mapping.get(key, default)
-        where = f"{path}.{key}"
-        if value is None:
-            if not optional:
-                self.problem(where, "missing (expected an integer)")
-            return None
-        if isinstance(value, bool) or not isinstance(value, int):
-            self.problem(where, f"expected an integer, got {_describe(value)}")
-            return default
-        if (low is not None and value < low) or (high is not None and value > high):
-            self.problem(where, f"expected an integer {_range(low, high)}, got {shorten(str(value))}")
-            return default
-        return value
-
-    def number(self, mapping, key, path, default=None, low=None, high=None, open_low=False,
-               open_high=False):
-        value = mapping.get(key, default)
-        where = f"{path}.{key}"
-        if value is None:
-            self.problem(where, "missing (expected a number)")
-            return math.nan
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            self.problem(where, f"expected a number, got {_describe(value)}")
-            return math.nan
-        try:
-            value = float(value)
-        except OverflowError:
-            self.problem(where, f"expected a finite number, got an integer of {len(str(value))} "
-                                "digits (beyond a float's range)")
-            return math.nan
-        if not math.isfinite(value):
-            self.problem(where, f"expected a finite number, got {value}")
-            return math.nan
-        too_low = low is not None and (value <= low if open_low else value < low)
-        too_high = high is not None and (value >= high if open_high else value > high)
-        if too_low or too_high:
-            lo = f"{'>' if open_low else '>='} {low}" if low is not None else ""
-            hi = f"{'<' if open_high else '<='} {high}" if high is not None else ""
-            self.problem(where, f"expected a number {' and '.join(s for s in (lo, hi) if s)}, "
-                                f"got {value}")
-            return math.nan
-        return value
-
-    def choice(self, mapping, key, path, choices, default=None):
-        value = mapping.get(key, default)
-        if value not in choices:
-            close = difflib.get_close_matches(str(value), choices, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            self.problem(f"{path}.{key}", f"expected one of {', '.join(choices)}, got "
-                                          f"{echo(value)}{hint}")
-            return default
-        return value
-
-    def text(self, mapping, key, path, default=None, pattern=None, what="a string"):
-        value = mapping.get(key, default)
-        where = f"{path}.{key}"
-        if value is None:
-            self.problem(where, f"missing (expected {what})")
-            return default
-        if not isinstance(value, str) or (pattern is not None and not pattern.match(value)):
-            self.problem(where, f"expected {what}, got {echo(value)}")
-            return default
-        return value
-
-
-def _describe(value: Any) -> str:
-    return f"{type(value).__name__} {echo(value)}"
-
-
-def _range(low, high) -> str:
-    if low is not None and high is not None:
-        return f"from {low} to {high}"
-    return f">= {low}" if low is not None else f"<= {high}"
 
 
 def load_config(path: str | os.PathLike) -> RunConfig:
@@ -314,135 +345,24 @@ def load_config(path: str | os.PathLike) -> RunConfig:
 def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".") -> RunConfig:
     """Validate an already-parsed config mapping (``source`` names it in messages; a family
     file is relative to ``base_dir``)."""
-    check = _Checker(source)
+    check = Checker(source)
     if not isinstance(document, dict):
         raise ConfigError(f"{source}: top level: expected a mapping of sections, got "
-                          f"{'an empty file' if document is None else _describe(document)}")
-    sections = ("run", "family", "params", "search", "evaluation", "cmaes", "ray", "validation")
-    check.unknown_keys(document, sections, "")
-    run = check.section(document, "run", ("name", "output_dir", "seed"))
-    name = check.text(run, "name", "run", pattern=NAME_PATTERN,
-                      what="a name of letters, digits, '_', '.' or '-'")
-    output_dir = check.text(run, "output_dir", "run", default="runs", what="a directory path")
-    seed = check.integer(run, "seed", "run", default=0, low=0, high=2**63 - 1)
-
+                          f"{'an empty file' if document is None else describe(document)}")
+    names = [section.NAME for section in SECTIONS]
+    check.unknown_keys(document, (names[0], "family", "params", *names[1:]), "")
+    run = RunSection.parse(check, document)
     family_spec = document.get("family")
     family = _parse_family(check, family_spec, base_dir)
-
     params = _parse_params(check, document.get("params"), family)
-
-    search = check.section(document, "search", ("depth", "cutoff"))
-    depth = check.integer(search, "depth", "search", low=0, high=MAX_TUNING_DEPTH)
-    cutoff = check.number(search, "cutoff", "search", default=1e-4, low=0.0, high=1.0,
-                          open_high=True)
-
-    evaluation = check.section(
-        document, "evaluation", ("games", "fitness", "tile", "quantile", "reevaluate_best")
-    )
-    budget = _parse_games(check, evaluation.get("games"))
-    fitness = check.choice(evaluation, "fitness", "evaluation", FITNESS_KINDS, "mean_score")
-    tile = check.integer(evaluation, "tile", "evaluation", default=2048, low=4, high=32768)
-    if tile is not None and tile & (tile - 1):
-        check.problem("evaluation.tile", f"expected a power of two, got {tile}")
-    quantile = check.number(evaluation, "quantile", "evaluation", default=0.25, low=0.0,
-                            high=1.0, open_low=True, open_high=True)
-    reevaluate = check.integer(evaluation, "reevaluate_best", "evaluation", default=0, low=0,
-                               high=MAX_POPSIZE)
-    if reevaluate and isinstance(budget, AdaptiveGames):
-        check.problem("evaluation.reevaluate_best", "not with adaptive games, which already play "
-                                                    "the undecided candidates more: set it to 0")
-
-    cmaes = check.section(
-        document, "cmaes", ("sigma0", "popsize", "max_generations", "max_games", "restarts")
-    )
-    sigma0 = check.number(cmaes, "sigma0", "cmaes", default=0.25, low=0.0, high=1.0,
-                          open_low=True)
-    popsize = check.integer(cmaes, "popsize", "cmaes", low=2, high=MAX_POPSIZE, optional=True)
-    max_generations = check.integer(cmaes, "max_generations", "cmaes", low=1,
-                                    high=MAX_GENERATIONS, optional=True)
-    max_games = check.integer(cmaes, "max_games", "cmaes", low=1, high=MAX_TOTAL_GAMES,
-                              optional=True)
-    restarts = check.integer(cmaes, "restarts", "cmaes", default=0, low=0, high=MAX_RESTARTS)
-    if "cmaes" in document and "cmaes" not in check.bad_sections and (
-            cmaes.get("max_generations") is None and cmaes.get("max_games") is None):
-        check.problem("cmaes", "set max_generations or max_games (or both): a run needs an end")
-
-    ray_section = check.section(
-        document, "ray", ("address", "workers", "games_per_task", "max_retries",
-                          "no_worker_timeout", "connect_timeout"), required=False
-    )
-    address = ray_section.get("address")
-    if address is not None and (not isinstance(address, str) or not ADDRESS_PATTERN.match(address)
-                                or not port_ok(address)):
-        check.problem("ray.address", f"expected 'auto' or HOST:PORT, got {echo(address)}")
-        address = None
-    workers = check.integer(ray_section, "workers", "ray", low=1, high=MAX_WORKERS,
-                            optional=True)
-    games_per_task = check.integer(ray_section, "games_per_task", "ray", default=16, low=1,
-                                   high=MAX_GAMES_PER_TASK)
-    max_retries = check.integer(ray_section, "max_retries", "ray", default=3, low=0,
-                                high=MAX_RETRIES)
-    no_worker_timeout = check.number(ray_section, "no_worker_timeout", "ray", default=60.0,
-                                     low=0.0, high=MAX_TIMEOUT, open_low=True)
-    connect_timeout = check.number(ray_section, "connect_timeout", "ray", default=60.0,
-                                   low=0.0, high=MAX_TIMEOUT, open_low=True)
-
-    validation = check.section(document, "validation", ("games", "top_k", "every"),
-                               required=False)
-    validation_games = check.integer(validation, "games", "validation", default=500, low=1,
-                                     high=MAX_GAMES)
-    top_k = check.integer(validation, "top_k", "validation", default=3, low=1, high=MAX_TOP_K)
-    every = check.integer(validation, "every", "validation", default=0, low=0,
-                          high=MAX_GENERATIONS)
-
+    sections = {section.NAME: section.parse(check, document) for section in SECTIONS[1:]}
     if check.problems:
         raise ConfigError("\n".join(check.problems))
-    return RunConfig(
-        source=source, name=name, output_dir=output_dir, seed=seed,
-        family=canonical_spec(family_spec, base_dir),
-        params=params, depth=depth, cutoff=cutoff, budget=budget, fitness=fitness, tile=tile,
-        quantile=quantile, reevaluate_best=reevaluate, sigma0=sigma0, popsize=popsize,
-        max_generations=max_generations, max_games=max_games, restarts=restarts,
-        address=address, workers=workers, games_per_task=games_per_task,
-        max_retries=max_retries, no_worker_timeout=no_worker_timeout,
-        connect_timeout=connect_timeout,
-        validation_games=validation_games, validation_top_k=top_k, validation_every=every,
-    )
+    return RunConfig(source=source, family=canonical_spec(family_spec, base_dir), params=params,
+                     run=run, **sections)
 
 
-def _parse_games(check: _Checker, raw: Any) -> Budget | None:
-    """``evaluation.games``: a number of games (every candidate plays them), or a mapping
-    ``{min, max, batch, confidence, tolerance}`` for adaptive games (``tuner.budget``)."""
-    if not isinstance(raw, dict):
-        games = check.integer({"games": raw}, "games", "evaluation", low=1, high=MAX_GAMES)
-        return FixedGames(games) if games is not None else None
-    path = "evaluation.games"
-    check.unknown_keys(raw, ADAPTIVE_KEYS, path)
-    before = len(check.problems)
-    least = check.integer(raw, "min", path, low=MIN_ADAPTIVE_GAMES, high=MAX_GAMES)
-    most = check.integer(raw, "max", path, low=MIN_ADAPTIVE_GAMES, high=MAX_GAMES)
-    spare = most - least if least is not None and most is not None else 0
-    default_batch = min(least, spare) if spare > 0 else 1  # min, or what max leaves room for
-    batch = check.integer(raw, "batch", path, default=default_batch, low=1, high=MAX_GAMES)
-    confidence = check.number(raw, "confidence", path, default=0.9, low=0.0, high=1.0,
-                              open_low=True, open_high=True)
-    tolerance = check.number(raw, "tolerance", path, default=0.1, low=0.0, high=1.0,
-                             open_high=True)
-    if len(check.problems) > before:
-        return None
-    if least >= most:
-        check.problem(path, f"min ({least}) must be below max ({most}); for the same games for "
-                            f"every candidate, write games: {most}")
-        return None
-    if batch > most - least:
-        check.problem(f"{path}.batch", f"{batch} is more than max - min ({most - least}): no "
-                                       f"candidate could play a whole batch more; lower batch or "
-                                       f"raise max")
-        return None
-    return AdaptiveGames(least, most, batch, confidence, tolerance)
-
-
-def _parse_family(check: _Checker, spec: Any, base_dir: str | os.PathLike):
+def _parse_family(check: Checker, spec: Any, base_dir: str | os.PathLike):
     """The family a config names, or None after reporting why there is none."""
     if isinstance(spec, str) and spec and len(spec) <= MAX_SPEC:
         try:
@@ -459,16 +379,12 @@ def _parse_family(check: _Checker, spec: Any, base_dir: str | os.PathLike):
     return None
 
 
-def port_ok(address: str) -> bool:
-    return address == "auto" or 0 < int(address.rsplit(":", 1)[1]) < 65536
-
-
-def _parse_params(check: _Checker, raw: Any, family) -> tuple[ParamSpec, ...]:
+def _parse_params(check: Checker, raw: Any, family) -> tuple[ParamSpec, ...]:
     """Each family parameter: tuned ({init, low, high, scale}) or fixed (a number or {fixed})."""
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
-        check.problem("params", f"expected a mapping of parameter names, got {_describe(raw)}")
+        check.problem("params", f"expected a mapping of parameter names, got {describe(raw)}")
         return ()
     if family is None:
         return ()
@@ -481,7 +397,7 @@ def _parse_params(check: _Checker, raw: Any, family) -> tuple[ParamSpec, ...]:
         if isinstance(entry, (int, float)) and not isinstance(entry, bool):
             entry = {"fixed": entry}
         if not isinstance(entry, dict):
-            check.problem(path, f"expected a number or a mapping, got {_describe(entry)}")
+            check.problem(path, f"expected a number or a mapping, got {describe(entry)}")
             continue
         if "fixed" in entry:
             check.unknown_keys(entry, ("fixed",), path)
@@ -518,7 +434,7 @@ def _parse_params(check: _Checker, raw: Any, family) -> tuple[ParamSpec, ...]:
     return tuple(specs)
 
 
-def _check_heuristic(check: _Checker, family, specs: list[ParamSpec]) -> None:
+def _check_heuristic(check: Checker, family, specs: list[ParamSpec]) -> None:
     """The family's heuristic must be finite at the initial point and at both ends of every box
     (one tuned parameter at its low or high, the others at their initial values): 2d + 1
     points, numpy only (``engine.finite``). Weights the search cannot use would otherwise fail

@@ -31,15 +31,14 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Protocol, Self
 
-from engine.batch import PlayerSpec
 from engine.families import FamilyNotFound
 from engine.families.registry import file_spec_path, is_file_spec, module_to_ship, worker_spec
-from engine.solver import GameResult, Solver
+from engine.solver import GameResult, PlayerSpec, Solver
 from tuner.errors import EvaluationError
 from tuner.ray_session import RaySession, ray_running
 
 if TYPE_CHECKING:
-    from tuner.config import RunConfig
+    from tuner.config import RaySection
 
 log = logging.getLogger(__name__)
 
@@ -147,13 +146,19 @@ class _ClosedOnExit:
         self.close()
 
 
-def evaluator_for(config: RunConfig, workers: int | None = None,
-                  address: str | None = None) -> Evaluator:
-    """The evaluator a run config asks for (its ``ray`` section), where ``workers`` and
-    ``address``, when given, override the config's."""
-    return RayEvaluator(address or config.address, workers or config.workers,
-                        config.games_per_task, config.max_retries, config.no_worker_timeout,
-                        families=[config.family], connect_timeout=config.connect_timeout)
+def evaluator_for(ray: RaySection, families: Sequence[str],
+                  start_ray: bool = True) -> Evaluator:
+    """The one place evaluators are built, for the tuning job, ``tune compare``, ``tune noise``
+    and ``tune play``: Ray as the ``ray`` settings say (an embedded Ray with ``workers`` CPUs, or
+    the cluster at ``address``), shipping the code of ``families`` (specs) to its workers.
+
+    With ``start_ray`` False, one local worker and no cluster mean this process alone (``tune
+    play``'s default: a few games, where starting Ray costs more than it gives). The tuning job
+    always runs on Ray, which retries the units of a worker that dies."""
+    if not start_ray and ray.address is None and ray.workers == 1:
+        return SerialEvaluator(ray.games_per_task)
+    return RayEvaluator(ray.address, ray.workers, ray.games_per_task, ray.max_retries,
+                        ray.no_worker_timeout, families, ray.connect_timeout)
 
 
 class SerialEvaluator(_ClosedOnExit):

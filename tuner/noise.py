@@ -9,6 +9,7 @@ n = (sd / (target * mean))**2.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 
 from engine.families import get_family
@@ -48,15 +49,17 @@ def run(args: argparse.Namespace) -> int:
     if not 0 < args.target < 1:  # also refuses NaN
         raise UsageError(f"--target must be in (0, 1), got {args.target}")
     config = load_config(args.config)
-    from engine.batch import PlayerSpec  # the engine, once the arguments are known good
+    from engine.solver import PlayerSpec  # the engine, once the arguments are known good
     from tuner.evaluation import Job, evaluator_for
     from tuner.fitness import score_fitness
 
     space = SearchSpace(config)
-    spec = PlayerSpec(config.family, space.weights(space.initial()), config.depth, config.cutoff)
-    with evaluator_for(config, args.workers) as evaluator:
-        [results] = evaluator.play([Job(0, spec, tuple(noise_seeds(config.seed, args.games)))])
-    fit = score_fitness(results, config.fitness, **config.fitness_options)
+    spec = PlayerSpec(config.family, space.weights(space.initial()), config.search.depth,
+                      config.search.cutoff)
+    ray = dataclasses.replace(config.ray, workers=args.workers or config.ray.workers)
+    with evaluator_for(ray, [config.family]) as evaluator:
+        [results] = evaluator.play([Job(0, spec, tuple(noise_seeds(config.run.seed, args.games)))])
+    fit = score_fitness(results, config.evaluation.fitness, **config.evaluation.fitness_options)
     if fit.value == 0:
         raise ConfigError(f"{config.source}: evaluation.fitness: the initial point's fitness is 0 "
                           f"over {fit.games} games; no relative noise to measure (try another "
@@ -64,11 +67,11 @@ def run(args: argparse.Namespace) -> int:
     per_game_sd = fit.stderr * math.sqrt(fit.games)
     needed = recommend_games(fit.value, per_game_sd, args.target)
     print(f"initial point of {config.source}: {get_family(config.family).name} at depth "
-          f"{config.depth}")
-    print(f"fitness ({config.fitness}) over {fit.games} games: {fit.value:,.4g} "
+          f"{config.search.depth}")
+    print(f"fitness ({config.evaluation.fitness}) over {fit.games} games: {fit.value:,.4g} "
           f"+/- {fit.stderr:,.3g} (standard error)")
     print(f"per-game spread: sd {per_game_sd:,.4g} = {per_game_sd / abs(fit.value):.2f} x mean")
-    budget = config.budget
+    budget = config.evaluation.games
     counts = {"": budget.first} if budget.first == budget.most else {
         " (min)": budget.first, " (max)": budget.most}
     for label, games in counts.items():

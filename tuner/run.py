@@ -23,8 +23,8 @@ from tqdm import tqdm
 
 from engine import finite
 from engine.atomic import atomic_write, remove_stale_temp_files
-from engine.batch import PlayerSpec
 from engine.families import get_family
+from engine.solver import PlayerSpec
 from engine.stats import summarize
 from engine.weights_file import WeightsFile, write_weights
 from tuner import checkpoint as ckpt
@@ -114,10 +114,10 @@ class TuningRun:
 
     def stop_reason(self) -> str | None:
         c, s = self.config, self.state
-        if c.max_generations is not None and s.generation >= c.max_generations:
-            return f"reached max_generations ({c.max_generations})"
-        if c.max_games is not None and s.games >= c.max_games:
-            return f"reached max_games ({c.max_games})"
+        if c.cmaes.max_generations is not None and s.generation >= c.cmaes.max_generations:
+            return f"reached max_generations ({c.cmaes.max_generations})"
+        if c.cmaes.max_games is not None and s.games >= c.cmaes.max_games:
+            return f"reached max_games ({c.cmaes.max_games})"
         return s.cma_stop or None
 
     def heuristic_problem(self, weights: dict[str, float]) -> str | None:
@@ -134,7 +134,8 @@ class TuningRun:
                 f"{finite.caused_by(family, vector, blamed)}")
 
     def spec(self, weights: dict[str, float]) -> PlayerSpec:
-        return PlayerSpec(self.config.family, weights, self.config.depth, self.config.cutoff)
+        search = self.config.search
+        return PlayerSpec(self.config.family, weights, search.depth, search.cutoff)
 
     def play(self, weight_sets: list[dict[str, float]], seeds: list[list[int]], what: str):
         """Play each weight set on its list of seeds; a progress bar counts the games."""
@@ -144,13 +145,14 @@ class TuningRun:
             return self.evaluator.play(jobs, bar.update)
 
     def fitness(self, results) -> Fitness:
-        return score_fitness(results, self.config.fitness, **self.config.fitness_options)
+        evaluation = self.config.evaluation
+        return score_fitness(results, evaluation.fitness, **evaluation.fitness_options)
 
     def play_generation(self, weight_sets: list[dict[str, float]], generation: int):
         """Every candidate's games and fitness under the budget: the first games for everyone,
         then rounds for the candidates the budget says are undecided, each on its next seeds."""
-        budget = self.config.budget
-        seeds = training_seeds(self.config.seed, generation, budget.most)
+        budget = self.config.evaluation.games
+        seeds = training_seeds(self.config.run.seed, generation, budget.most)
         results = self.play(weight_sets, [seeds[: budget.first]] * len(weight_sets),
                             f"gen {generation}")
         fits = [self.fitness(r) for r in results]
@@ -182,15 +184,16 @@ class TuningRun:
         results, fits = self.play_generation(weight_sets, generation)
         played = [len(r) for r in results]
         games = sum(played)
-        if c.reevaluate_best:  # fixed games only (config)
-            top = sorted(range(len(xs)), key=lambda i: -fits[i].value)[: c.reevaluate_best]
-            count = c.budget.most
+        if c.evaluation.reevaluate_best:  # fixed games only (config)
+            best_first = sorted(range(len(xs)), key=lambda i: -fits[i].value)
+            top = best_first[: c.evaluation.reevaluate_best]
+            count = c.evaluation.games.most
             again = self.play([weight_sets[i] for i in top],
-                              [reevaluation_seeds(c.seed, generation, count)] * len(top),
+                              [reevaluation_seeds(c.run.seed, generation, count)] * len(top),
                               "re-evaluate")
-            pool = FITNESSES[c.fitness].pool
+            pool = FITNESSES[c.evaluation.fitness].pool
             for i, r in zip(top, again):
-                fits[i] = pool(results[i], r, **c.fitness_options)
+                fits[i] = pool(results[i], r, **c.evaluation.fitness_options)
             games += len(top) * count
         for i, (w, f) in enumerate(zip(weight_sets, fits)):
             log.debug("gen %d candidate %d: fitness %s +/- %s over %d games, weights %s",
@@ -223,11 +226,11 @@ class TuningRun:
             "games_min": min(played),
             "games_mean": statistics.fmean(played),
             "games_max": max(played),
-            "games_saved": len(xs) * c.budget.most - sum(played),
+            "games_saved": len(xs) * c.evaluation.games.most - sum(played),
         }
         row.update({f"best_{k}": v for k, v in weight_sets[order[0]].items()
                     if k in {p.name for p in c.tuned}})
-        if c.validation_every and generation % c.validation_every == 0:
+        if c.validation.every and generation % c.validation.every == 0:
             row.update(self.validate_best_guess())
         s.history.append(row)
         s.strategy = self.strategy.dumps()
@@ -241,7 +244,7 @@ class TuningRun:
         weights = self.space.weights(self.strategy.mean)
         if self.heuristic_problem(weights) is not None:
             return {}
-        seeds = validation_seeds(self.config.seed, self.config.validation_games)
+        seeds = validation_seeds(self.config.run.seed, self.config.validation.games)
         [results] = self.play([weights], [seeds], "validate best guess")
         fit = self.fitness(results)
         return {"validated": fit.value, "validated_stderr": fit.stderr}
@@ -252,15 +255,15 @@ class TuningRun:
             for x, w, f in zip(xs, weight_sets, fits)
         ]
         pool.sort(key=lambda cand: -cand.fitness)
-        self.state.elites = pool[: self.config.validation_top_k]
+        self.state.elites = pool[: self.config.validation.top_k]
 
     def write_best_so_far(self) -> None:
         top = self.state.elites[0]
         provenance = {
             "status": "in progress: best training fitness so far (not yet validated)",
-            "run": self.config.name,
+            "run": self.config.run.name,
             "generation": top.generation,
-            "fitness": self.config.fitness,
+            "fitness": self.config.evaluation.fitness,
             "training_fitness": top.fitness,
             "training_stderr": top.stderr,
             "training_games": top.games,
@@ -270,7 +273,7 @@ class TuningRun:
     def write_weights(self, weights: dict[str, float], provenance: dict) -> None:
         write_weights(
             self.run_dir / ckpt.BEST_FILE,
-            WeightsFile(self.config.family, weights, self.config.depth, provenance),
+            WeightsFile(self.config.family, weights, self.config.search.depth, provenance),
         )
 
     def log_generation(self, row: dict, games: int, seconds: float) -> None:
@@ -278,14 +281,14 @@ class TuningRun:
         rate = games / seconds if seconds > 0 else math.inf
         per_generation = s.seconds / s.generation
         remaining = []
-        if c.max_generations is not None:
-            remaining.append((c.max_generations - s.generation) * per_generation)
-        if c.max_games is not None:
-            remaining.append(max(c.max_games - s.games, 0) / max(rate, 1e-9))
+        if c.cmaes.max_generations is not None:
+            remaining.append((c.cmaes.max_generations - s.generation) * per_generation)
+        if c.cmaes.max_games is not None:
+            remaining.append(max(c.cmaes.max_games - s.games, 0) / max(rate, 1e-9))
         eta = _clock(min(remaining)) if remaining else "?"
         noise = "  (differences within noise)" if row["within_noise"] else ""
         spent = ""
-        if c.budget.first != c.budget.most:
+        if c.evaluation.games.first != c.evaluation.games.most:
             spent = (f"  games {row['games_min']}-{row['games_max']} (mean "
                      f"{row['games_mean']:.0f}, {row['games_saved']:,} saved)")
         validated = ""
@@ -311,7 +314,7 @@ class TuningRun:
             candidates.append(("distribution mean", self.state.generation, mean))
         else:
             log.warning("validation: the distribution mean is left out: %s", problem)
-        seeds = validation_seeds(c.seed, c.validation_games)
+        seeds = validation_seeds(c.run.seed, c.validation.games)
         results = self.play([w for _, _, w in candidates], [seeds] * len(candidates),
                             "validation")
         rows = []
@@ -329,17 +332,17 @@ class TuningRun:
         atomic_write(self.run_dir / ckpt.VALIDATION_FILE, validation_csv(rows))
         provenance = {
             "status": "validated",
-            "run": c.name,
+            "run": c.run.name,
             "candidate": winner.label,
             "generation": winner.generation,
-            "fitness": c.fitness,
+            "fitness": c.evaluation.fitness,
             "validation_fitness": winner.fitness.value,
             "validation_stderr": winner.fitness.stderr,
             "validation_mean_score": winner.mean_score,
             "validation_ci95": [winner.mean_score - winner.ci95, winner.mean_score + winner.ci95],
-            "validation_games": c.validation_games,
-            "depth": c.depth,
-            "cutoff": c.cutoff,
+            "validation_games": c.validation.games,
+            "depth": c.search.depth,
+            "cutoff": c.search.cutoff,
             "generations": self.state.generation,
             "training_games": self.state.games,
             "config": self.state.config,

@@ -62,7 +62,8 @@ class SeededNormal:
 
 def strategy_for(config: RunConfig, space: SearchSpace) -> CMAES:
     """The strategy a run config asks for, at its initial point."""
-    return CMAES(space.initial(), config.sigma0, config.popsize, config.seed, config.restarts)
+    cmaes = config.cmaes
+    return CMAES(space.initial(), cmaes.sigma0, cmaes.popsize, config.run.seed, cmaes.restarts)
 
 
 def restore_strategy(data: bytes) -> SearchStrategy:

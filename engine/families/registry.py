@@ -2,7 +2,7 @@
 
 A spec is one of:
 
-- a built-in name (``classic``, ``snake``, ``features``, ``combined``);
+- a built-in name (``classic``, ``snake``, ``features``, ``combined``, ``ranked``);
 - a name registered by an installed package under the entry-point group ``tune2048.families``
   (``[project.entry-points."tune2048.families"] mine = "mypkg.families:Mine"``);
 - ``package.module:ClassName``: a class importable from an installed module;
@@ -34,10 +34,11 @@ from engine.families.base import Family
 from engine.families.classic import CLASSIC
 from engine.families.combined import COMBINED
 from engine.families.features import FEATURES
+from engine.families.ranked import RANKED
 from engine.families.snake import SNAKE
 
 ENTRY_POINT_GROUP = "tune2048.families"
-FAMILIES: dict[str, Family] = {f.name: f for f in (CLASSIC, SNAKE, FEATURES, COMBINED)}
+FAMILIES: dict[str, Family] = {f.name: f for f in (CLASSIC, SNAKE, FEATURES, COMBINED, RANKED)}
 
 _loaded: dict[str, Family] = {}  # canonical spec -> family, so each spec is imported once
 

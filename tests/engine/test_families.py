@@ -16,6 +16,7 @@ from engine.families import FAMILIES, LineSum, get_family
 from engine.families.classic import CLASSIC, line_reference
 from engine.families.combined import COMBINED
 from engine.families.features import FEATURES, GRADIENT
+from engine.families.ranked import RANKED, knot_curve
 from engine.families.snake import SNAKE, path_index
 from engine.solver import Solver
 from engine.workspace import build_workspace
@@ -74,15 +75,15 @@ def random_weights(family, rng) -> np.ndarray:
 # --- metadata --------------------------------------------------------------------------------
 
 
-def test_the_four_families_are_registered():
-    assert set(FAMILIES) == {"classic", "snake", "features", "combined"}
+def test_the_built_in_families_are_registered():
+    assert set(FAMILIES) == {"classic", "snake", "features", "combined", "ranked"}
     for name, family in FAMILIES.items():
         assert family.name == name
         assert get_family(name) is family
 
 
 def test_unknown_family_is_a_value_error_listing_the_known_ones():
-    with pytest.raises(ValueError, match="classic, snake, features, combined"):
+    with pytest.raises(ValueError, match="classic, snake, features, combined, ranked"):
         get_family("clasic")
 
 
@@ -419,6 +420,89 @@ def test_combined_prefers_the_top_tile_in_its_corner():
     for positional in ([1.0, 0.25, 0.0, 0.0], [0.0, 0.25, 1.0, 0.0], [0.0, 0.25, 0.0, 100.0]):
         ws = raw_workspace(COMBINED, np.concatenate([classic_weights, positional]))
         assert raw_value(ws, left) > raw_value(ws, right), positional
+
+
+# --- ranked ----------------------------------------------------------------------------------
+
+
+def ranked_weights(classic_weights, **changes) -> np.ndarray:
+    """Ranked weights: these classic weights, neutral extras (knots 0, edge factors 1), changes."""
+    values = {**RANKED.defaults(), **CLASSIC.named(classic_weights), **changes}
+    return RANKED.vector(values)
+
+
+def test_ranked_at_its_neutral_extras_is_classic_table_for_table():
+    rng = np.random.default_rng(35)
+    for classic_weights in (CLASSIC.vector(CLASSIC.defaults()), random_weights(CLASSIC, rng)):
+        [classic] = CLASSIC.heuristic(classic_weights).terms
+        [ranked] = RANKED.heuristic(ranked_weights(classic_weights)).terms
+        assert ranked.layout == "per_line"
+        for table in ranked.tables:
+            assert np.array_equal(table, classic.tables[0])  # bit for bit: the same games
+
+
+def test_ranked_plays_the_same_games_as_classic_at_its_neutral_extras():
+    weights = CLASSIC.vector(CLASSIC.defaults())
+    classic = Solver(CLASSIC, weights=CLASSIC.named(weights), depth=1)
+    ranked = Solver(RANKED, weights=RANKED.named(ranked_weights(weights)), depth=1)
+    ours, theirs = ranked.play(seed=5), classic.play(seed=5)
+    assert (ours.score, ours.moves, ours.final_board) == (
+        theirs.score, theirs.moves, theirs.final_board)
+
+
+def test_knot_curve_interpolates_logs_between_odd_ranks():
+    knots = [0.0, 2.0, -1.0, 0.0, 0.0, 0.0, 0.0, 4.0]
+    curve = knot_curve(knots)
+    assert curve[1] == 1.0 and curve[3] == math.exp(2.0) and curve[5] == math.exp(-1.0)
+    assert curve[2] == math.exp(1.0) and curve[4] == math.exp(0.5)  # the mean of the two logs
+    assert curve[14] == math.exp(2.0) and curve[15] == math.exp(4.0)
+    assert curve[0] == curve[1]
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        # [2, 2, 0, 8] in the top row: one run of two 2s (rank 1), counted 2 * exp(c(1))
+        ({"merges_weight": 1.0, "merges_log_r1": math.log(3.0)}, 2 * 3.0),
+        # the edge factor doubles the top row's merges; the columns have no runs
+        ({"merges_weight": 1.0, "edge_merges": 2.0}, 2 * 2.0),
+        # sum term: ranks 1, 1, 3 with power 1, the 8's factor e**1; each tile is in a row and
+        # a column: the top row is an edge (factor 2), columns 0 and 3 are edges, column 1 is not
+        ({"sum_weight": 1.0, "sum_log_r3": 1.0, "edge_sum": 2.0},
+         -(2 * (1 + 1 + 3 * math.e) + 2 * 1 + 1 * 1 + 2 * 3 * math.e)),
+    ],
+)
+def test_ranked_terms_on_a_hand_computed_board(changes, expected):
+    zero = {p.name: 0.0 for p in CLASSIC.params}
+    zero.update(monotonicity_power=1.0, sum_power=1.0)
+    vector = RANKED.vector({**RANKED.defaults(), **zero, **changes})
+    ranks = [[1, 1, 0, 3], [0] * 4, [0] * 4, [0] * 4]
+    assert RANKED.reference(ranks, vector) == pytest.approx(expected, rel=1e-12)
+    got = raw_value(raw_workspace(RANKED, vector), ranks_to_board(ranks))
+    assert got == pytest.approx(expected, rel=1e-12)
+
+
+def test_ranked_keeps_the_boards_eight_symmetries():
+    rng = np.random.default_rng(8)
+    weights = random_weights(RANKED, rng)
+    ws = raw_workspace(RANKED, weights)
+    for _ in range(50):
+        grid = np.array(random_ranks(rng, 0.6))
+        images = [np.rot90(grid, k) for k in range(4)] + [np.rot90(grid.T, k) for k in range(4)]
+        values = [raw_value(ws, ranks_to_board(image.tolist())) for image in images]
+        assert values == pytest.approx([values[0]] * 8, rel=1e-12)
+
+
+def test_ranked_edge_factors_weigh_edge_lines_only():
+    # a 2 and a 4 in the middle of the board sit on inner lines only: edge factors do not touch
+    # them; moved to a corner they sit on two edge lines, which the factor weighs
+    inner = [[0] * 4, [0, 1, 2, 0], [0] * 4, [0] * 4]
+    corner = [[1, 2, 0, 0], [0] * 4, [0] * 4, [0] * 4]
+    base = CLASSIC.vector(CLASSIC.defaults())
+    neutral = raw_workspace(RANKED, ranked_weights(base))
+    tilted = raw_workspace(RANKED, ranked_weights(base, edge_sum=3.0, edge_monotonicity=0.5))
+    assert raw_value(tilted, ranks_to_board(inner)) == raw_value(neutral, ranks_to_board(inner))
+    assert raw_value(tilted, ranks_to_board(corner)) != raw_value(neutral, ranks_to_board(corner))
 
 
 def test_rank_powers_are_the_c_librarys_on_every_cpu():

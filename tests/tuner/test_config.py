@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 from pathlib import Path
 
@@ -12,7 +13,15 @@ import pytest
 import yaml
 
 from engine.families import get_family
-from tuner.config import changed_keys, load_config, parse_config
+from tuner.config import (
+    RESUMABLE_CHANGES,
+    SECTIONS,
+    RaySection,
+    ValidationSection,
+    changed_keys,
+    load_config,
+    parse_config,
+)
 from tuner.errors import ConfigError
 from tuner.seeds import TOP_BIT, training_seeds, validation_seeds
 from tuner.space import SearchSpace
@@ -42,7 +51,7 @@ def test_every_shipped_config_loads(path):
     config = load_config(path)
     assert config.source == str(path)
     assert config.tuned
-    assert config.max_generations is not None or config.max_games is not None
+    assert config.cmaes.max_generations is not None or config.cmaes.max_games is not None
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=lambda p: p.name)
@@ -51,6 +60,40 @@ def test_resolved_round_trips_through_parse_config(path):
     again = parse_config(config.resolved(), config.source)
     assert again == config
     assert again.resolved() == config.resolved()
+
+
+def test_each_section_lists_its_keys_once_and_resolved_derives_from_them():
+    config = load_config(QUICK)
+    resolved = config.resolved()
+    assert list(resolved) == ["run", "family", "params", "search", "evaluation", "cmaes", "ray",
+                              "validation"]
+    for section in SECTIONS:
+        keys = [f.name for f in dataclasses.fields(section)]
+        written = list(resolved[section.NAME])
+        assert written == [k for k in keys if k in written], section.NAME  # in field order
+        assert set(keys) - set(written) <= {"every"}, section.NAME  # every: 0 is left out
+
+
+def test_a_resume_may_change_only_stop_conditions_and_ray_settings():
+    assert RESUMABLE_CHANGES == (
+        "cmaes.max_generations", "cmaes.max_games", "ray.address", "ray.workers",
+        "ray.games_per_task", "ray.max_retries", "ray.no_worker_timeout", "ray.connect_timeout",
+    )
+
+
+def test_validation_every_is_written_only_when_set():
+    document = quick_document()
+    assert "every" not in load_config(QUICK).resolved()["validation"]
+    document["validation"]["every"] = 2
+    assert parse_config(document, "test.yaml").resolved()["validation"]["every"] == 2
+
+
+def test_a_section_from_values_fills_in_defaults_and_checks_as_a_config_does():
+    ray = RaySection.from_values("tune play", workers=3, address=None)
+    assert (ray.workers, ray.address, ray.games_per_task, ray.max_retries) == (3, None, 16, 3)
+    assert ValidationSection.from_values("test").to_config() == {"games": 500, "top_k": 3}
+    with pytest.raises(ConfigError, match=r"^tune play: ray.address: expected 'auto' or "):
+        RaySection.from_values("tune play", address="nowhere")
 
 
 def test_params_left_out_are_fixed_at_the_family_default():

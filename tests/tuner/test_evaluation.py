@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.batch import PlayerSpec
+from engine.solver import PlayerSpec
 from tuner.errors import EvaluationError
 from tuner.evaluation import Job, RayEvaluator, SerialEvaluator, split_units
 

@@ -8,9 +8,9 @@ import shutil
 import pytest
 from ray.cluster_utils import Cluster
 
-from engine.batch import PlayerSpec
 from engine.families import FAMILIES
 from engine.families.registry import canonical_spec
+from engine.solver import PlayerSpec
 from tuner import evaluation
 from tuner.errors import EvaluationError
 from tuner.evaluation import Job, RayEvaluator, SerialEvaluator

@@ -1,6 +1,8 @@
 """``tune play``: play games with a weights file or a family's defaults, watch one, or advise a move.
 
-The engine (numba, the compiled kernels) is imported when games are played, not when the command
+Games are played by the tuner's evaluator (``tuner.evaluation.evaluator_for``): in this process by
+default, on local Ray workers with ``--workers N``, or on a cluster with ``--address``. The engine
+(numba, the compiled kernels) and Ray are imported when games are played, not when the command
 line is read, so bad arguments are refused at once.
 """
 
@@ -20,17 +22,19 @@ from engine.families import FamilyNotFound, HeuristicError, get_family
 from engine.families.registry import canonical_spec
 from engine.usage import (
     MAX_GAMES,
-    MAX_PROCESSES,
+    MAX_WORKERS,
     UsageError,
+    check_address,
     check_cutoff,
     check_int,
     check_seed_range,
     shorten,
 )
 from engine.weights_file import MAX_DEPTH, read_weights
+from tuner.config import RaySection
 
 if TYPE_CHECKING:
-    from engine.batch import PlayerSpec
+    from engine.solver import PlayerSpec
     from engine.stats import Summary
 
 PROGRESS_MIN_GAMES = 20
@@ -68,7 +72,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--seed", type=int, default=0,
                         help="game i plays seed SEED + i, a 64-bit seed (default 0)")
     parser.add_argument("--workers", type=int, default=1,
-                        help=f"worker processes, 1 to {MAX_PROCESSES} (default 1)")
+                        help=f"local Ray workers, 1 to {MAX_WORKERS} (default 1: the games play "
+                             "in this process, without Ray)")
+    parser.add_argument("--address", help="play on a Ray cluster: 'auto' or HOST:PORT")
     parser.add_argument("--watch", action="store_true", help="show one game's board as it goes")
     parser.add_argument(
         "--delay", type=float, default=0.05,
@@ -87,7 +93,8 @@ def check_args(args: argparse.Namespace) -> None:
     check_cutoff(args.cutoff)
     check_int("--games", args.games, 1, MAX_GAMES)
     check_seed_range(args.seed, args.games)
-    check_int("--workers", args.workers, 1, MAX_PROCESSES)
+    check_int("--workers", args.workers, 1, MAX_WORKERS)
+    check_address(args.address)
     if not (math.isfinite(args.delay) and 0.0 <= args.delay <= MAX_DELAY):
         raise UsageError(f"--delay must be from 0 to {MAX_DELAY:g} seconds, got {args.delay}")
     if args.board is not None and len(args.board) > MAX_BOARD_TEXT:
@@ -104,7 +111,7 @@ def build_spec(args: argparse.Namespace) -> PlayerSpec:
         loaded = read_weights(args.weights, args.family_file)
         depth = loaded.depth if args.depth is None else args.depth
         check_finite(args.weights, loaded.family, loaded.weights)
-        from engine.batch import PlayerSpec  # the engine, once the input is known good
+        from engine.solver import PlayerSpec  # the engine, once the input is known good
 
         return PlayerSpec(loaded.family, loaded.weights, depth, args.cutoff)
     spec = canonical_spec(args.family or "classic")
@@ -113,7 +120,7 @@ def build_spec(args: argparse.Namespace) -> PlayerSpec:
     except FamilyNotFound as err:
         raise FamilyNotFound(f"--family: {err}") from None
     check_finite(f"--family {args.family or 'classic'}", spec, family.defaults())
-    from engine.batch import PlayerSpec  # the engine, once the input is known good
+    from engine.solver import PlayerSpec  # the engine, once the input is known good
 
     return PlayerSpec(spec, family.defaults(), 1 if args.depth is None else args.depth,
                       args.cutoff)
@@ -135,8 +142,8 @@ def run(args: argparse.Namespace) -> int:
     spec = build_spec(args)
     from tqdm import tqdm
 
-    from engine.batch import play_games
     from engine.stats import summarize
+    from tuner.evaluation import Job, evaluator_for
 
     if board is not None:
         return advise(spec, board)
@@ -150,7 +157,9 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     ) as bar:
         started = time.perf_counter()
-        results = play_games(spec, seeds, args.workers, on_game=lambda _r: bar.update())
+        ray = RaySection.from_values("tune play", workers=args.workers, address=args.address)
+        with evaluator_for(ray, [spec.family], start_ray=False) as evaluator:
+            [results] = evaluator.play([Job(0, spec, tuple(seeds))], bar.update)
         wall = time.perf_counter() - started
     summary = summarize(results)
     if args.json:

@@ -1,7 +1,9 @@
-"""``tune play`` (engine.play_cli, reached through tuner.cli.main)."""
+"""``tune play`` (tuner.play, reached through tuner.cli.main)."""
 
 import json
 import statistics
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -156,3 +158,13 @@ def test_a_weight_too_large_for_a_float_exits_2(capsys, tmp_path):
     assert status == 2
     err = capsys.readouterr().err
     assert err.startswith("tune: error: ") and "weights.sum_weight" in err
+
+
+def test_one_worker_plays_in_this_process_and_starts_no_ray():
+    """The README's promise: with its default one worker, tune play opens no port."""
+    code = ("import sys; from tuner.cli import main; "
+            "code = main(['play', '--family', 'classic', '--depth', '0', '--games', '2']); "
+            "print('ray imported' if 'ray' in sys.modules else 'no ray', code)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, check=True)
+    assert done.stdout.splitlines()[-1] == "no ray 0"
