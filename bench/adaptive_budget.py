@@ -14,6 +14,9 @@ Run, for the depth-1 measurement of ``runs/RESULTS.md``::
 
     python bench/adaptive_budget.py --config configs/classic.yaml --target 50000 \\
         --seeds 1 2 3 --fixed 384 --adaptive 64 512 --workers 2 --out runs/budget-d1
+
+``--start WEIGHTS`` starts every tuned parameter from a weights file (a path or a baseline's
+name) instead of the config's ``init``, for a config whose own start is already past the target.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from pathlib import Path
 import yaml
 
 from engine.atomic import atomic_write
+from engine.weights_file import read_weights
 from tuner import checkpoint as ckpt
 from tuner.config import parse_config
 from tuner.evaluation import evaluator_for
@@ -50,6 +54,11 @@ def run_config(args: argparse.Namespace, label: str, games, seed: int):
                               "games": args.validation_games, "every": 1}
     document["cmaes"]["max_generations"] = args.max_generations
     document["cmaes"].pop("max_games", None)
+    if args.start:
+        start = read_weights(args.start)
+        for name, entry in document["params"].items():
+            if isinstance(entry, dict) and "fixed" not in entry:
+                entry["init"] = start.weights[name]
     return parse_config(document, f"{args.config} ({label}, seed {seed})",
                         Path(args.config).parent)
 
@@ -86,6 +95,8 @@ def main() -> None:
     parser.add_argument("--validation-games", type=int, default=1000)
     parser.add_argument("--max-generations", type=int, default=60)
     parser.add_argument("--workers", type=int)
+    parser.add_argument("--start", metavar="WEIGHTS",
+                        help="start from these weights (a file or a baseline's name)")
     parser.add_argument("--out", type=Path, default=Path("runs/budget"))
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops it as Ctrl-C does

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 
@@ -42,3 +43,13 @@ def test_adaptive_budget_measures_and_goes_on_where_it_was(tmp_path):
     again = bench(tmp_path, "adaptive_budget.py", *args)
     assert "generation 1," not in again  # read from the run directories, not played again
     assert again.splitlines()[-3:] == first.splitlines()[-3:]
+
+
+def test_adaptive_budget_starts_from_a_weights_file(tmp_path):
+    args = ["--config", str(BENCH.parent / "configs" / "quick.yaml"), "--target", "1",
+            "--seeds", "1", "--fixed", "4", "--adaptive", "2", "6", "--validation-games", "4",
+            "--max-generations", "1", "--workers", "1", "--out", str(tmp_path / "out"),
+            "--start", "classic-reference"]
+    bench(tmp_path, "adaptive_budget.py", *args)
+    stored = yaml.safe_load((tmp_path / "out" / "fixed-4-seed1" / "config.yaml").read_text())
+    assert stored["params"]["merges_weight"]["init"] == 700.0  # classic-reference's

@@ -10,32 +10,37 @@ bug and keeps its traceback (exit status 1), even a ``ValueError``.
 
 from __future__ import annotations
 
-import argparse
-import logging
-import os
-import shlex
 import sys
-from pathlib import Path
-
-from engine import export, family_cli
-from engine.board import BoardError
-from engine.families import FamilyNotFound, HeuristicError
-from engine.usage import MAX_WORKERS, UsageError, check_address, check_int
-from engine.weights_file import WeightsFileError
-from tuner import checkpoint as ckpt
-from tuner import compare, interrupts, noise, play, report
-from tuner.config import (
-    RESUMABLE_CHANGES,
-    changed_keys,
-    load_config,
-    parse_config,
-)
-from tuner.errors import CheckpointError, ConfigError, EvaluationError
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
+
+try:  # loading the modules takes a moment: a Ctrl-C then ends the command as one later would
+    import argparse
+    import logging
+    import os
+    import shlex
+    from pathlib import Path
+
+    from engine import export, family_cli
+    from engine.board import BoardError
+    from engine.families import FamilyNotFound, HeuristicError
+    from engine.usage import MAX_WORKERS, UsageError, check_address, check_int
+    from engine.weights_file import WeightsFileError
+    from tuner import checkpoint as ckpt
+    from tuner import compare, interrupts, noise, play, report
+    from tuner.config import (
+        RESUMABLE_CHANGES,
+        changed_keys,
+        load_config,
+        parse_config,
+    )
+    from tuner.errors import CheckpointError, ConfigError, EvaluationError
+except KeyboardInterrupt:
+    print("tune: interrupted", file=sys.stderr)
+    sys.exit(EXIT_INTERRUPTED)
 
 # What the command line reports as bad input: one line, exit status 2. The family check's own
 # FamilyCheckError joins them once its module (which imports the engine) is loaded: see

@@ -40,3 +40,27 @@ def test_other_exceptions_in_finalizers_are_still_printed():
                           timeout=60, check=False)
     assert done.stdout.split() == ["went", "on"]
     assert "Exception ignored" in done.stderr and "boom" in done.stderr
+
+
+CTRL_C_WHILE_LOADING = textwrap.dedent("""
+    import importlib.abc, os, signal, sys, time
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal
+
+    class CtrlCOnImport(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path, target=None):
+            if name == "engine.board":  # one of the modules tuner.cli loads
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.1)
+            return None
+
+    sys.meta_path.insert(0, CtrlCOnImport())
+    from tuner.cli import main
+    sys.exit(main(["families"]))
+""")
+
+
+def test_a_ctrl_c_while_the_command_loads_its_modules_exits_130_without_a_traceback():
+    done = subprocess.run([sys.executable, "-c", CTRL_C_WHILE_LOADING], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 130, done.stderr
+    assert done.stderr == "tune: interrupted\n"
