@@ -1,4 +1,5 @@
-"""What the command lines tell users: argument checks shared by the ``tune`` subcommands, and bad values echoed in messages cut short (``echo``, ``shorten``).
+"""What the command lines tell users: argument checks shared by the ``tune`` subcommands, and
+bad values echoed in messages cut short (``echo``, ``shorten``).
 
 A bad argument raises ``UsageError`` (a ``ValueError``) whose message names the option and what
 it takes; the ``tune`` command prints it as one line and exits with status 2. Counts are bounded

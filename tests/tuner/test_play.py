@@ -129,6 +129,8 @@ def resolve(arg: str, tmp_path: Path) -> str:
         (["--weights", "{nan}"], "weights.sum_weight"),
         (["--games", "0"], "--games"),
         (["--workers", "0"], "--workers"),
+        (["--workers", "5000"], "--workers must be from 1 to 4096"),
+        (["--address", "localhost"], "--address must be 'auto' or HOST:PORT, got 'localhost'"),
         (["--depth", "9"], "--depth"),
         (["--depth", "-1"], "--depth"),
         (["--cutoff", "1.5"], "--cutoff"),
