@@ -64,6 +64,18 @@ def test_the_shipped_reference_file_reads():
     assert loaded.provenance["source"]
 
 
+@pytest.mark.parametrize("path", sorted(REPO_ROOT.glob("runs/*/best.yaml")),
+                         ids=lambda p: p.parent.name)
+def test_every_shipped_result_reads_and_plays(path):
+    """The campaigns' winners (and a user's runs of the examples) are public files too: they
+    must keep loading."""
+    spec = yaml.safe_load(path.read_text(encoding="utf-8"))["family"]
+    trusted = [path.parent / spec.rpartition(":")[0]] if ".py:" in spec else []
+    loaded = read_weights(path, trusted)
+    assert loaded.provenance["status"] == "validated"
+    assert Solver.from_file(path, depth=0, family_files=trusted).play(seed=1).score > 0
+
+
 @pytest.mark.parametrize("family", [CLASSIC, SNAKE, FEATURES], ids=lambda f: f.name)
 def test_write_then_read_round_trips(tmp_path, family):
     weights = {name: value * 1.37 + 0.1 for name, value in family.defaults().items()}
