@@ -16,9 +16,8 @@ import statistics
 import sys
 from pathlib import Path
 
-from engine import finite
 from engine.defaults import DEFAULT_CUTOFF, MILESTONES
-from engine.families import HeuristicError, get_family
+from engine.families import get_family
 from engine.stats import Z95, mean_ci, summarize
 from engine.usage import (
     MAX_GAMES,
@@ -29,8 +28,9 @@ from engine.usage import (
     check_int,
     check_seed_range,
 )
-from engine.weights_file import MAX_DEPTH, WeightsFile, read_weights
+from engine.weights_file import MAX_DEPTH, read_weights
 from tuner.config import RaySection
+from tuner.play import check_finite
 
 MIN_GAMES = 30
 
@@ -91,21 +91,11 @@ def check_args(args: argparse.Namespace) -> None:
     check_address(args.address)
 
 
-def check_finite(path: str, loaded: WeightsFile) -> None:
-    """Refuse weights whose heuristic is not finite, naming the file and the weight, before any
-    game is played (inside Ray it would be a worker's traceback)."""
-    family = get_family(loaded.family)
-    try:
-        finite.check_weights(family, family.vector(loaded.weights))
-    except HeuristicError as err:
-        raise HeuristicError(f"{path}: {err}") from None
-
-
 def run(args: argparse.Namespace) -> int:
     check_args(args)
     loaded = [read_weights(path, args.family_file) for path in args.weights]
     for path, weights in zip(args.weights, loaded):
-        check_finite(path, weights)
+        check_finite(path, weights.family, weights.weights)
     from tqdm import tqdm
 
     from engine.solver import PlayerSpec

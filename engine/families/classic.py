@@ -61,21 +61,29 @@ def _static_features() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return row_empty(), merges.astype(np.float64), decreasing
 
 
+def line_monotonicity(rank_values: np.ndarray) -> np.ndarray:
+    """min(mono_left, mono_right) of all 65536 lines for per-rank values v(0..15) (classic's
+    r ** monotonicity_power; ``ranked`` bends them per rank)."""
+    ranks = row_ranks()
+    decreasing = _static_features()[2]
+    values = rank_values[ranks]  # 16 values, looked up: cheap per candidate
+    diff = values[:, :-1] - values[:, 1:]  # v(r[i-1]) - v(r[i])
+    mono_left = np.where(decreasing, diff, 0.0).sum(axis=1)
+    mono_right = np.where(decreasing, 0.0, -diff).sum(axis=1)
+    return np.minimum(mono_left, mono_right)
+
+
 def line_table(weights: np.ndarray) -> np.ndarray:
     """The classic value of all 65536 lines for the seven classic weights (also used by
     ``combined``, which adds positional terms to it)."""
     lost, mono_pow, mono_w, sum_pow, sum_w, merges_w, empty_w = weights
     ranks = row_ranks()
-    empty, merges, decreasing = _static_features()
-    mono_p = rank_powers(mono_pow)[ranks]  # 16 powers, looked up: cheap per candidate
-    diff = mono_p[:, :-1] - mono_p[:, 1:]  # r[i-1]^p - r[i]^p
-    mono_left = np.where(decreasing, diff, 0.0).sum(axis=1)
-    mono_right = np.where(decreasing, 0.0, -diff).sum(axis=1)
+    empty, merges, _decreasing = _static_features()
     return (
         lost
         + empty_w * empty
         + merges_w * merges
-        - mono_w * np.minimum(mono_left, mono_right)
+        - mono_w * line_monotonicity(rank_powers(mono_pow))
         - sum_w * rank_powers(sum_pow)[ranks].sum(axis=1)
     )
 

@@ -41,7 +41,7 @@ from functools import cache
 import numpy as np
 
 from engine.families.base import Family, Param, grid_lines, rank_powers, row_empty, row_ranks
-from engine.families.classic import CLASSIC
+from engine.families.classic import CLASSIC, line_monotonicity
 from engine.heuristic import Heuristic, LineSum
 
 KNOT_RANKS = (1, 3, 5, 7, 9, 11, 13, 15)
@@ -109,16 +109,11 @@ def _line_table(classic: np.ndarray, curves: dict[str, np.ndarray], edge: np.nda
     rank1, len1, rank2, len2 = _runs()
     merge_factor = curves["merges"]
     merges = len1 * merge_factor[rank1] + len2 * merge_factor[rank2]
-    mono_p = (rank_powers(mono_pow) * curves["mono"])[ranks]
-    diff = mono_p[:, :-1] - mono_p[:, 1:]
-    decreasing = ranks[:, :-1] > ranks[:, 1:]
-    mono_left = np.where(decreasing, diff, 0.0).sum(axis=1)
-    mono_right = np.where(decreasing, 0.0, -diff).sum(axis=1)
     return (
         lost
         + g_empty * empty_w * row_empty()
         + g_merges * merges_w * merges
-        - g_mono * mono_w * np.minimum(mono_left, mono_right)
+        - g_mono * mono_w * line_monotonicity(rank_powers(mono_pow) * curves["mono"])
         - g_sum * sum_w * (rank_powers(sum_pow) * curves["sum"])[ranks].sum(axis=1)
     )
 
