@@ -5,15 +5,18 @@ raise drops it there: a finalizer (a Ray ``ObjectRef`` collected in the middle o
 compiled module being imported. Python prints such an exception as "Exception ignored" and goes
 on, and the run went on to its end. So the handlers also remember the signal, the loop checks
 between generations (``check``), and a dropped ``KeyboardInterrupt`` is not printed: it is not
-lost.
+lost. Files that must land together are written inside ``deferred``: a signal that comes while
+they are written is raised once they all are.
 """
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 
 _received: list[int] = []
+_deferring = False
 
 
 def install() -> None:
@@ -31,9 +34,25 @@ def check() -> None:
         raise KeyboardInterrupt(_reason(_received[-1]))
 
 
+@contextlib.contextmanager
+def deferred():
+    """Ctrl-C and SIGTERM are remembered, not raised, during the block, and raised at its end:
+    a generation's history row, best weights and checkpoint are written all or none."""
+    global _deferring
+    outer = _deferring
+    _deferring = True
+    try:
+        yield
+    finally:
+        _deferring = outer
+    if not outer:
+        check()
+
+
 def _record(signum, frame) -> None:
     _received.append(signum)
-    raise KeyboardInterrupt(_reason(signum))
+    if not _deferring:
+        raise KeyboardInterrupt(_reason(signum))
 
 
 def _reason(signum: int) -> str:

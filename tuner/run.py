@@ -107,9 +107,11 @@ class TuningRun:
         self.state.stop_reason = reason
         log.info("stopping: %s", reason)
         interrupts.check()
-        self.validate()
-        self.state.finished = True
-        ckpt.save_state(self.run_dir, self.state)
+        rows = self.validate()
+        with interrupts.deferred():
+            self.write_validation(rows)
+            self.state.finished = True
+            ckpt.save_state(self.run_dir, self.state)
         return self.state
 
     def stop_reason(self) -> str | None:
@@ -232,11 +234,12 @@ class TuningRun:
                     if k in {p.name for p in c.tuned}})
         if c.validation.every and generation % c.validation.every == 0:
             row.update(self.validate_best_guess())
-        s.history.append(row)
-        s.strategy = self.strategy.dumps()
-        self.write_best_so_far()
-        ckpt.save_state(self.run_dir, s)
-        self.log_generation(row, games, time.perf_counter() - started)
+        with interrupts.deferred():
+            s.history.append(row)
+            s.strategy = self.strategy.dumps()
+            self.write_best_so_far()
+            ckpt.save_state(self.run_dir, s)
+            self.log_generation(row, games, time.perf_counter() - started)
 
     def validate_best_guess(self) -> dict[str, float]:
         """The strategy's best guess played on the validation seeds, for the history: what
@@ -304,7 +307,7 @@ class TuningRun:
 
     # ----------------------------------------------------------------------------------------
     def validate(self) -> list[ValidationRow]:
-        """Play the elites and the distribution mean on the validation seeds; keep the winner."""
+        """Play the elites and the distribution mean on the validation seeds."""
         c = self.config
         candidates = [(f"elite {i + 1}", e.generation, e.weights)
                       for i, e in enumerate(self.state.elites)]
@@ -322,6 +325,11 @@ class TuningRun:
             summary = summarize(games)
             rows.append(ValidationRow(label, generation, weights, self.fitness(games),
                                       summary.mean, summary.ci95, summary.reach))
+        return rows
+
+    def write_validation(self, rows: list[ValidationRow]) -> None:
+        """Keep the validation winner as the run's best weights, with the table beside it."""
+        c = self.config
         winner = max(rows, key=lambda r: r.fitness.value)
         for r in rows:
             log.info("validation  %-18s gen %3d  fitness %s +/- %s  mean score %s +/- %s%s",
@@ -348,7 +356,6 @@ class TuningRun:
             "config": self.state.config,
         }
         self.write_weights(winner.weights, provenance)
-        return rows
 
 
 def validation_csv(rows: list[ValidationRow]) -> str:

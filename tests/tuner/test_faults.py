@@ -330,6 +330,35 @@ def test_ctrl_c_and_sigterm_checkpoint_and_exit_cleanly(tmp_path, reference, sig
     assert_same_run(run_dir, reference)
 
 
+SIGNAL_BETWEEN_HISTORY_AND_CHECKPOINT = """
+import os, signal
+from tuner import checkpoint
+real_encode_state = checkpoint.encode_state
+def encode_state(state):  # called once the history is written, before the checkpoint is
+    if state.generation == 1:
+        os.kill(os.getpid(), signal.{name})
+    return real_encode_state(state)
+checkpoint.encode_state = encode_state
+""" + TUNE_MAIN
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_a_generation_is_written_waits_for_its_checkpoint(tmp_path, reference, sig):
+    config = write_config(tmp_path)
+    run_dir = tmp_path / "runs" / "faults"
+    driver = SIGNAL_BETWEEN_HISTORY_AND_CHECKPOINT.replace("{name}", sig.name)
+    proc = start_tune(tmp_path, "--config", str(config), "--workers", "1", "--quiet",
+                      driver=driver)
+    _out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130, err
+    assert "interrupted after generation 1 (checkpointed)" in err
+    assert "tune --resume runs/faults" in err and "Traceback" not in err
+    assert ckpt.load_state(run_dir).generation == generations_done(run_dir) == 1
+    assert read_weights(run_dir / "best.yaml").provenance["generation"] == 1
+    resume_to_the_end(tmp_path)
+    assert_same_run(run_dir, reference)
+
+
 # Moments after the run log appears, which is when tune starts Ray (about 4 s here); the last
 # ones fall in the first generation. Ctrl-C there used to crash the driver (exit -11) or leave
 # Ray's agents running; a second Ctrl-C during the shutdown killed it with Ray half stopped.

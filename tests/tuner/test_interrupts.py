@@ -1,4 +1,5 @@
-"""tuner.interrupts: a Ctrl-C that Python drops inside a finalizer is neither printed nor lost."""
+"""tuner.interrupts: a Ctrl-C that Python drops inside a finalizer is neither printed nor lost,
+and one that comes while files that belong together are written waits until they are."""
 
 from __future__ import annotations
 
@@ -64,3 +65,27 @@ def test_a_ctrl_c_while_the_command_loads_its_modules_exits_130_without_a_traceb
                           text=True, timeout=60, check=False)
     assert done.returncode == 130, done.stderr
     assert done.stderr == "tune: interrupted\n"
+
+
+DEFERRED = textwrap.dedent("""
+    import os, signal, time
+    from tuner import interrupts
+
+    interrupts.install()
+    try:
+        with interrupts.deferred():
+            with interrupts.deferred():
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.1)  # the handler runs here
+                print("inner")
+            print("outer")
+        print("after")
+    except KeyboardInterrupt as err:
+        print("interrupted", repr(str(err)))
+""")
+
+
+def test_a_signal_in_a_deferred_block_is_raised_at_the_end_of_the_outermost_one():
+    done = subprocess.run([sys.executable, "-c", DEFERRED], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.stdout.split() == ["inner", "outer", "interrupted", "'SIGTERM'"], done.stderr
