@@ -24,7 +24,7 @@ from engine import finite
 from engine.atomic import atomic_write
 from engine.families import get_family
 from engine.families.classic import CLASSIC
-from engine.heuristic import COMBINER_FLOOR, BoardTerm, HeuristicError
+from engine.heuristic import COMBINER_FLOOR, BoardTerm
 from engine.weights_file import WeightsFile, read_weights
 
 FORMATS = ("c", "json", "tables")
@@ -119,11 +119,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format != "tables" and args.overwrite:
         raise ExportError("--overwrite applies to --format tables only")
     loaded = read_weights(args.weights, args.family_file)
-    family = get_family(loaded.family)
-    try:
-        finite.check_weights(family, family.vector(loaded.weights))
-    except HeuristicError as err:
-        raise ExportError(f"{args.weights}: {err}") from None
+    finite.check_weights_from(args.weights, loaded.family, loaded.weights)
     if args.format == "tables":
         write_tables(loaded, args.output, args.overwrite)
         return 0

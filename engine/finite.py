@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from engine.families import get_family
 from engine.families.base import Family
 from engine.heuristic import COMBINER_FLOOR, BoardTerm, HeuristicError, LineSum, combine
 
@@ -181,3 +182,14 @@ def check_weights(family: Family, vector: Sequence[float], prefix: str = "weight
     found = diagnose(family, vector)
     if found is not None:
         raise HeuristicError(": ".join(weights_message(family, vector, *found, prefix)))
+
+
+def check_weights_from(source: str, spec: str, weights: Mapping[str, float]) -> None:
+    """Refuse weights read from ``source`` (a file, an option) whose heuristic is not finite,
+    before any game is played (in a worker it would be a traceback): ``SOURCE: weights.NAME: at
+    VALUE the heuristic is not finite ...``."""
+    family = get_family(spec)
+    try:
+        check_weights(family, family.vector(weights))
+    except HeuristicError as err:
+        raise HeuristicError(f"{source}: {err}") from None

@@ -16,6 +16,7 @@ import statistics
 import sys
 from pathlib import Path
 
+from engine import finite
 from engine.defaults import DEFAULT_CUTOFF, MILESTONES
 from engine.families import get_family
 from engine.stats import Z95, mean_ci, summarize
@@ -30,7 +31,6 @@ from engine.usage import (
 )
 from engine.weights_file import MAX_DEPTH, read_weights
 from tuner.config import RaySection
-from tuner.play import check_finite
 
 MIN_GAMES = 30
 
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     check_args(args)
     loaded = [read_weights(path, args.family_file) for path in args.weights]
     for path, weights in zip(args.weights, loaded):
-        check_finite(path, weights.family, weights.weights)
+        finite.check_weights_from(path, weights.family, weights.weights)
     from tqdm import tqdm
 
     from engine.solver import PlayerSpec

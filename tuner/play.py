@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from engine import finite
 from engine.board import format_board, parse_board_text
 from engine.defaults import DEFAULT_CUTOFF, MILESTONES
-from engine.families import FamilyNotFound, HeuristicError, get_family
+from engine.families import FamilyNotFound, get_family
 from engine.families.registry import canonical_spec
 from engine.usage import (
     MAX_GAMES,
@@ -110,7 +110,7 @@ def build_spec(args: argparse.Namespace) -> PlayerSpec:
     if args.weights:
         loaded = read_weights(args.weights, args.family_file)
         depth = loaded.depth if args.depth is None else args.depth
-        check_finite(args.weights, loaded.family, loaded.weights)
+        finite.check_weights_from(args.weights, loaded.family, loaded.weights)
         from engine.solver import PlayerSpec  # the engine, once the input is known good
 
         return PlayerSpec(loaded.family, loaded.weights, depth, args.cutoff)
@@ -119,21 +119,11 @@ def build_spec(args: argparse.Namespace) -> PlayerSpec:
         family = get_family(spec)
     except FamilyNotFound as err:
         raise FamilyNotFound(f"--family: {err}") from None
-    check_finite(f"--family {args.family or 'classic'}", spec, family.defaults())
+    finite.check_weights_from(f"--family {args.family or 'classic'}", spec, family.defaults())
     from engine.solver import PlayerSpec  # the engine, once the input is known good
 
     return PlayerSpec(spec, family.defaults(), 1 if args.depth is None else args.depth,
                       args.cutoff)
-
-
-def check_finite(source: str, spec: str, weights: dict[str, float]) -> None:
-    """Refuse weights whose heuristic is not finite before any game (a worker process would
-    fail with a traceback): ``SOURCE: weights.NAME: at VALUE the heuristic is not finite ...``."""
-    family = get_family(spec)
-    try:
-        finite.check_weights(family, family.vector(weights))
-    except HeuristicError as err:
-        raise HeuristicError(f"{source}: {err}") from None
 
 
 def run(args: argparse.Namespace) -> int:
