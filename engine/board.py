@@ -16,6 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from engine.errors import BadInput
+
 Board = int
 
 MAX_RANK = 15
@@ -24,7 +26,7 @@ BOARD_MASK = (1 << 64) - 1
 MOVE_NAMES = ("up", "down", "left", "right")
 
 
-class BoardError(ValueError):
+class BoardError(BadInput):
     """A board given by a user is malformed; the message names the cell and the value."""
 
 

@@ -1,4 +1,4 @@
-"""``tune export``: a weights file as C constants, as JSON, or as line tables for another engine.
+"""Exports of a weights file (``tune export``): as C constants, as JSON, or as line tables for another engine.
 
 - ``c``: ``static const double`` definitions to paste into a C or C++ engine; the ``classic``
   family's carry the names that nneonneo/2048-ai's heuristic uses (``CLASSIC_C_NAMES``).
@@ -10,22 +10,20 @@
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import os
 import re
-import sys
 from pathlib import Path
 
 import numpy as np
 
-from engine import finite
 from engine.atomic import atomic_write
+from engine.errors import BadInput
 from engine.families import get_family
 from engine.families.classic import CLASSIC
 from engine.heuristic import COMBINER_FLOOR, BoardTerm
-from engine.weights_file import WeightsFile, read_weights
+from engine.weights_file import WeightsFile
 
 FORMATS = ("c", "json", "tables")
 JSON_MARKER = "tune2048-export"
@@ -83,52 +81,8 @@ CONVENTIONS = {
 }
 
 
-class ExportError(ValueError):
+class ExportError(BadInput):
     """An export cannot be made as asked; the message names the option or path and why."""
-
-
-def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "export",
-        help="export a weights file as C constants, JSON, or line tables for another engine",
-        description="Export a weights file: c (constants for a C/C++ engine; classic uses "
-                    "nneonneo/2048-ai's names), json, or tables (.npy line tables and a "
-                    "manifest.json defining the heuristic, for any table-driven engine).",
-    )
-    parser.add_argument("weights", metavar="FILE", help="weights file to export")
-    parser.add_argument("--format", required=True, choices=FORMATS, help="what to write")
-    parser.add_argument(
-        "--output", metavar="PATH",
-        help="c, json: file to write (default: standard output); tables: directory (required)",
-    )
-    parser.add_argument(
-        "--overwrite", action="store_true",
-        help="tables: write into a non-empty directory that holds no previous tables export",
-    )
-    parser.add_argument(
-        "--family-file", action="append", default=[], metavar="PY",
-        help="allow the weights file's family to be imported from this file (a weights file "
-             "alone never runs code)",
-    )
-    parser.set_defaults(handler=run)
-
-
-def run(args: argparse.Namespace) -> int:
-    if args.format == "tables" and args.output is None:
-        raise ExportError("--format tables needs --output DIR, the directory to write")
-    if args.format != "tables" and args.overwrite:
-        raise ExportError("--overwrite applies to --format tables only")
-    loaded = read_weights(args.weights, args.family_file)
-    finite.check_weights_from(args.weights, loaded.family, loaded.weights)
-    if args.format == "tables":
-        write_tables(loaded, args.output, args.overwrite)
-        return 0
-    text = c_source(loaded, args.weights) if args.format == "c" else json_text(loaded)
-    if args.output is None:
-        sys.stdout.write(text)
-    else:
-        _write(Path(args.output), text)
-    return 0
 
 
 def c_source(loaded: WeightsFile, source: str | os.PathLike) -> str:
@@ -224,8 +178,8 @@ def write_tables(loaded: WeightsFile, directory: str | os.PathLike,
     for name, table in tables.values():
         buffer = io.BytesIO()
         np.save(buffer, np.ascontiguousarray(table, dtype="<f8"), allow_pickle=False)
-        written.append(_write(directory / name, buffer.getvalue()))
-    written.append(_write(directory / MANIFEST, json.dumps(manifest, indent=2) + "\n"))
+        written.append(write_file(directory / name, buffer.getvalue()))
+    written.append(write_file(directory / MANIFEST, json.dumps(manifest, indent=2) + "\n"))
     for path in stale - set(written):
         path.unlink(missing_ok=True)
     return written
@@ -259,7 +213,8 @@ def _previous_tables(directory: Path, overwrite: bool) -> set[Path]:
                       "write into it anyway")
 
 
-def _write(path: Path, data: str | bytes) -> Path:
+def write_file(path: Path, data: str | bytes) -> Path:
+    """Write an export file atomically; ``ExportError`` says why it cannot be written."""
     try:
         atomic_write(path, data)
     except OSError as err:

@@ -40,11 +40,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.errors import BadInput
+
 TABLE_SIZE = 65536
 COMBINER_FLOOR = 1e-12  # equal to engine.kernels.COMBINER_FLOOR (a test holds them together)
 
 
-class HeuristicError(ValueError):
+class HeuristicError(BadInput):
     """A family built a heuristic the search cannot use; the message says which term and why."""
 
 

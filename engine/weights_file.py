@@ -33,9 +33,10 @@ import yaml
 from engine import yaml_text
 from engine.atomic import atomic_write
 from engine.baselines import baseline_names, baseline_path
+from engine.echo import echo, shorten
+from engine.errors import BadInput
 from engine.families import FamilyNotFound, UntrustedFamilyFile, get_family
 from engine.families.registry import canonical_spec, relative_spec
-from engine.usage import echo, shorten
 
 FORMAT_MARKER = "tune2048-weights"
 FORMAT_VERSION = 1
@@ -45,7 +46,7 @@ MAX_SPEC = 256  # characters of a family spec
 TOP_LEVEL_KEYS = ("format", "version", "family", "depth", "weights", "provenance")
 
 
-class WeightsFileError(ValueError):
+class WeightsFileError(BadInput):
     """A weights file is unreadable or invalid; the message names the file and the field."""
 
 

@@ -16,3 +16,45 @@ import secrets
 os.environ["RAY_AUTH_MODE"] = "token"
 os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
 os.environ.pop("RAY_AUTH_TOKEN_PATH", None)
+
+
+# ---- `tune` in a subprocess, with a stand-in for Ray ----------------------------------------------
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+EXIT_RAY_GUARD = 99
+# Stands in for Ray in a `tune` started by run_tune: input that wrongly gets through validation
+# reaches the tuning loop, which then exits with EXIT_RAY_GUARD instead of starting Ray.
+RAY_GUARD = f"""\
+import os
+import sys
+
+sys.stderr.write("test guard: the tuning loop imported ray\\n")
+sys.stderr.flush()
+os._exit({EXIT_RAY_GUARD})
+"""
+
+
+@pytest.fixture(scope="session")
+def no_ray(tmp_path_factory) -> Path:
+    """A folder holding the stand-in ``ray`` package, to put first on PYTHONPATH."""
+    guard = tmp_path_factory.mktemp("no_ray")
+    (guard / "ray").mkdir()
+    (guard / "ray" / "__init__.py").write_text(RAY_GUARD, encoding="utf-8")
+    return guard
+
+
+def run_tune(args: list[str], cwd: Path, guard: Path | None) -> subprocess.CompletedProcess:
+    """Run ``tune ARGS`` in ``cwd`` and capture its output; with ``guard``, Ray is the stand-in."""
+    paths = [str(guard)] if guard is not None else []
+    paths += [str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in paths if p))
+    return subprocess.run(
+        [sys.executable, "-m", "cli", *args],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )

@@ -11,12 +11,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from conftest import EXIT_RAY_GUARD, run_tune
 
 from tuner.checkpoint import save_state
 from tuner.config import load_config
@@ -38,39 +38,7 @@ GOOD_FILES = {
 }
 EXIT_BAD_INPUT = 2
 MAX_LINE = 400  # characters of a message line: a bad value is echoed cut short
-EXIT_RAY_GUARD = 99
 PREFIX = "tune: error: "
-
-# Stands in for Ray in every `tune` started here: input that wrongly gets through validation
-# reaches the tuning loop, which then exits with EXIT_RAY_GUARD instead of starting Ray.
-RAY_GUARD = f"""\
-import os
-import sys
-
-sys.stderr.write("test guard: the tuning loop imported ray\\n")
-sys.stderr.flush()
-os._exit({EXIT_RAY_GUARD})
-"""
-
-
-@pytest.fixture(scope="module")
-def no_ray(tmp_path_factory) -> Path:
-    """A folder holding the stand-in ``ray`` package, to put first on PYTHONPATH."""
-    guard = tmp_path_factory.mktemp("no_ray")
-    (guard / "ray").mkdir()
-    (guard / "ray" / "__init__.py").write_text(RAY_GUARD, encoding="utf-8")
-    return guard
-
-
-def run_tune(args: list[str], cwd: Path, guard: Path) -> subprocess.CompletedProcess:
-    """Run ``tune ARGS`` in ``cwd`` and capture its output."""
-    paths = [str(guard), str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in paths if p))
-    return subprocess.run(
-        [sys.executable, "-m", "tuner.cli", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False,
-    )
-
 
 def snapshot(root: Path) -> dict[str, bytes | None]:
     """Every path under ``root``: file bytes, or None for a directory."""
@@ -106,7 +74,7 @@ def case_args(case: dict[str, Any], work: Path) -> list[str]:
     if kind == "checkpoint":
         return ["--resume", case["file"]]
     if kind == "report":
-        return ["report", case["file"], "--no-plot"]
+        return ["report", case["file"]]
     if kind == "config":
         return ["--config", case["file"]]
     if kind == "weights":
@@ -142,7 +110,7 @@ def test_bad_input_exits_2_with_one_line_per_problem(case, tmp_path, no_ray):
         assert all(name in line for line in lines), result.stderr
     assert all(len(line) <= MAX_LINE for line in lines), result.stderr
     assert snapshot(work) == before
-    assert not (work / "runs").exists()
+    assert not (work / "runs").exists() and not (work / "outputs").exists()
 
 
 def test_manifest_covers_the_corpus():
@@ -239,7 +207,7 @@ def test_starting_the_same_run_again_suggests_resuming_it(tmp_path, no_ray):
 
     [line] = assert_refused(result)
     assert f"{run_dir}: already holds a run" in line
-    assert f"tune --resume {run_dir}" in line
+    assert f"tune resume {run_dir}" in line
     assert snapshot(tmp_path) == before
     resumed = run_tune(["--resume", str(run_dir)], tmp_path, no_ray)  # the advice works
     assert resumed.returncode == EXIT_RAY_GUARD, resumed.stderr

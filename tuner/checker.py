@@ -10,7 +10,7 @@ import difflib
 import math
 from typing import Any
 
-from engine.usage import echo, shorten
+from engine.echo import echo, shorten
 
 
 class Checker:
@@ -104,14 +104,22 @@ class Checker:
             return default
         return value
 
-    def text(self, mapping, key, path, default=None, pattern=None, what="a string"):
+    def text(self, mapping, key, path, default=None, pattern=None, what="a string",
+             max_length=1024):
+        """A string, matching ``pattern`` if given; never longer than ``max_length`` and never
+        holding control characters (a NUL ends a path at the operating system)."""
         value = mapping.get(key, default)
         where = f"{path}.{key}"
         if value is None:
             self.problem(where, f"missing (expected {what})")
             return default
-        if not isinstance(value, str) or (pattern is not None and not pattern.match(value)):
+        if not isinstance(value, str) or (pattern is not None and not pattern.match(value)) or \
+                any(ord(c) < 32 or ord(c) == 127 for c in value):
             self.problem(where, f"expected {what}, got {echo(value)}")
+            return default
+        if len(value) > max_length:
+            self.problem(where, f"expected {what} of at most {max_length} characters, got "
+                                f"{len(value):,}")
             return default
         return value
 

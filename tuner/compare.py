@@ -1,4 +1,4 @@
-"""``tune compare A.yaml B.yaml ...``: are these weights really better? Paired games decide.
+"""What ``tune compare`` reports: are these weights really better? Paired games decide.
 
 Every weights file plays the same seeds (game i plays seed SEED + i), on Ray as the tuner plays
 candidates. Per file: mean and median score, 95% confidence interval of the mean, the share of
@@ -9,54 +9,15 @@ its 95% interval and a two-sided p-value from a paired t-test, using the normal 
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import statistics
-import sys
 from pathlib import Path
 
-from engine import finite
-from engine.defaults import DEFAULT_CUTOFF, MILESTONES
+from engine.defaults import MILESTONES
 from engine.families import get_family
 from engine.stats import Z95, mean_ci, summarize
-from engine.usage import (
-    MAX_GAMES,
-    MAX_WORKERS,
-    UsageError,
-    check_address,
-    check_cutoff,
-    check_int,
-    check_seed_range,
-)
-from engine.weights_file import MAX_DEPTH, read_weights
-from tuner.config import RaySection
 
 MIN_GAMES = 30
-
-
-def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "compare", help="play weights files on the same seeds and test their differences"
-    )
-    parser.add_argument("weights", nargs="+", metavar="FILE", help="weights files to compare")
-    parser.add_argument("--family-file", action="append", default=[], metavar="PY",
-                        help="allow a weights file's family to be imported from this file "
-                             "(repeatable): a weights file alone never runs code")
-    parser.add_argument("--depth", type=int,
-                        help="search depth for every file (default: each file's own depth)")
-    parser.add_argument("--cutoff", type=float, default=DEFAULT_CUTOFF,
-                        help="probability cutoff, in [0, 1) (0: exact)")
-    parser.add_argument("--games", type=int, default=200,
-                        help=f"games per file, {MIN_GAMES} to {MAX_GAMES} (default 200)")
-    parser.add_argument("--seed", type=int, default=10**9,
-                        help="game i plays seed SEED + i, a 64-bit seed (default 1e9, away from "
-                             "tuning seeds)")
-    parser.add_argument("--workers", type=int,
-                        help=f"local Ray workers, 1 to {MAX_WORKERS} (default: all cores)")
-    parser.add_argument("--address", help="join a Ray cluster: 'auto' or HOST:PORT")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
-    parser.set_defaults(handler=run)
 
 
 def paired_difference(a: list[float], b: list[float]) -> dict[str, float]:
@@ -76,46 +37,6 @@ def labels_for(paths: list[str]) -> list[str]:
     """Short names: file stems, or parent/stem where stems repeat."""
     stems = [Path(p).stem for p in paths]
     return [f"{Path(p).parent.name}/{s}" if stems.count(s) > 1 else s for p, s in zip(paths, stems)]
-
-
-def check_args(args: argparse.Namespace) -> None:
-    """Refuse bad arguments before any file is read or Ray starts."""
-    if args.games < MIN_GAMES:
-        raise UsageError(f"--games must be at least {MIN_GAMES} for a paired test, got "
-                         f"{args.games}")
-    check_int("--games", args.games, MIN_GAMES, MAX_GAMES)
-    check_int("--depth", args.depth, 0, MAX_DEPTH)
-    check_cutoff(args.cutoff)
-    check_seed_range(args.seed, args.games)
-    check_int("--workers", args.workers, 1, MAX_WORKERS)
-    check_address(args.address)
-
-
-def run(args: argparse.Namespace) -> int:
-    check_args(args)
-    loaded = [read_weights(path, args.family_file) for path in args.weights]
-    for path, weights in zip(args.weights, loaded):
-        finite.check_weights_from(path, weights.family, weights.weights)
-    from tqdm import tqdm
-
-    from engine.solver import PlayerSpec
-    from tuner.evaluation import Job, evaluator_for
-
-    labels = labels_for(args.weights)
-    seeds = tuple(args.seed + i for i in range(args.games))
-    jobs = [
-        Job(i, PlayerSpec(w.family, w.weights, w.depth if args.depth is None else args.depth,
-                          args.cutoff), seeds)
-        for i, w in enumerate(loaded)
-    ]
-    ray = RaySection.from_values("tune compare", workers=args.workers, address=args.address)
-    with evaluator_for(ray, [w.family for w in loaded]) as evaluator, \
-            tqdm(total=len(jobs) * len(seeds), unit="game", file=sys.stderr, disable=None,
-                 leave=False) as bar:
-        results = evaluator.play(jobs, bar.update)
-    report = build_report(labels, jobs, results)
-    print(json.dumps(report, indent=2) if args.json else format_report(report))
-    return 0
 
 
 def build_report(labels: list[str], jobs: list, results) -> dict:

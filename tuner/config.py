@@ -30,9 +30,9 @@ import numpy as np
 import yaml
 
 from engine import finite, yaml_text
+from engine.echo import echo, shorten
 from engine.families import FamilyNotFound, get_family
 from engine.families.registry import canonical_spec, family_names, relative_spec
-from engine.usage import MAX_WORKERS, echo, is_address, shorten
 from tuner.budget import AdaptiveGames, Budget, FixedGames
 from tuner.checker import Checker, describe
 from tuner.errors import ConfigError
@@ -40,6 +40,8 @@ from tuner.fitness import FITNESSES
 from tuner.space import box_problem
 
 MAX_TUNING_DEPTH = 5
+MAX_WORKERS = 4096  # Ray CPUs a command asks for
+ADDRESS_PATTERN = re.compile(r"^(auto|[A-Za-z0-9.-]+:\d{1,5})$")
 MAX_CONFIG_BYTES = 1 << 20  # a config is a few kilobytes; more is not one (or /dev/zero)
 # Upper bounds on counts: a typo (games: 10000000000) is refused when the config is read, not
 # met as exhausted memory later (every game's result of a generation is kept until it is scored).
@@ -193,8 +195,10 @@ class Section:
 @dataclass(frozen=True)
 class RunSection(Section):
     NAME = "run"
-    name: str = key(text(pattern=NAME_PATTERN, what="a name of letters, digits, '_', '.' or '-'"))
-    output_dir: str = key(text(default="runs", what="a directory path"))
+    # At most 100 characters: the run is staged in .NAME.new, and a file system takes 255.
+    name: str = key(text(pattern=NAME_PATTERN, max_length=100,
+                         what="a name of letters, digits, '_', '.' or '-'"))
+    output_dir: str = key(text(default="outputs", what="a directory path"))
     seed: int = key(integer(default=0, low=0, high=2**63 - 1))
 
 
@@ -477,3 +481,9 @@ def changed_keys(old: dict, new: dict, prefix: str = "") -> list[str]:
         elif a != b:
             changed.append(path)
     return changed
+
+
+def is_address(address: object) -> bool:
+    """Whether ``address`` names a Ray cluster: 'auto', or HOST:PORT with a port 1 to 65535."""
+    return isinstance(address, str) and bool(ADDRESS_PATTERN.match(address)) and (
+        address == "auto" or 0 < int(address.rsplit(":", 1)[1]) < 65536)

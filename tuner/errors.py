@@ -1,13 +1,15 @@
-"""The tuner's error hierarchy. The CLI prints any of these as one line and exits with status 2."""
+"""The tuner's errors, in the one hierarchy of ``engine.errors``."""
+
+from engine.errors import BadInput, Failure
 
 
-class ConfigError(ValueError):
+class ConfigError(BadInput):
     """A run config is invalid; the message names the file, the key path and what was expected."""
 
 
-class CheckpointError(ValueError):
+class CheckpointError(BadInput):
     """A run directory or checkpoint is missing, torn, foreign or from another format version."""
 
 
-class EvaluationError(RuntimeError):
+class EvaluationError(Failure):
     """Games could not be played: workers died too often, or the engine raised in a game."""

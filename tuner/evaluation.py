@@ -35,7 +35,7 @@ from engine.families import FamilyNotFound
 from engine.families.registry import file_spec_path, is_file_spec, module_to_ship, worker_spec
 from engine.solver import GameResult, PlayerSpec, Solver
 from tuner.errors import EvaluationError
-from tuner.ray_session import RaySession, ray_running
+from tuner.ray_session import RaySession
 
 if TYPE_CHECKING:
     from tuner.config import RaySection
@@ -214,8 +214,7 @@ class RayEvaluator(_ClosedOnExit):
         self.max_retries = max_retries
         self.no_worker_timeout = no_worker_timeout
         self.worker_specs: dict[str, str] = {}
-        runtime_env = self._ship(families) if not ray_running() else None
-        self.session = RaySession(address, workers, runtime_env, connect_timeout)
+        self.session = RaySession(address, workers, lambda: self._ship(families), connect_timeout)
         ray = self.ray = self.session.ray
         self.workers = int(ray.cluster_resources().get("CPU", 0))
         self._remote = ray.remote(num_cpus=1, max_retries=max_retries, retry_exceptions=False)(

@@ -1,65 +1,155 @@
-"""Ctrl-C and SIGTERM for the tuning job, remembered as well as raised.
+"""Ctrl-C and SIGTERM, handled one way for every command: remembered as well as raised, and held
+back where being cut half-way would do harm.
 
-Python raises ``KeyboardInterrupt`` wherever the main thread happens to be, and code that must not
-raise drops it there: a finalizer (a Ray ``ObjectRef`` collected in the middle of numba's work), a
-compiled module being imported. Python prints such an exception as "Exception ignored" and goes
-on, and the run went on to its end. So the handlers also remember the signal, the loop checks
-between generations (``check``), and a dropped ``KeyboardInterrupt`` is not printed: it is not
-lost. Files that must land together are written inside ``deferred``: a signal that comes while
-they are written is raised once they all are.
+``install`` (the ``tune`` command calls it first) makes SIGINT and SIGTERM raise ``Interrupted``,
+a ``KeyboardInterrupt`` that says which signal came, and remember it. Python raises it wherever
+the main thread happens to be, and code that must not raise drops it there: a finalizer (a Ray
+``ObjectRef`` collected in the middle of numba's work), a compiled module being imported. Python
+prints such an exception as "Exception ignored" and goes on, so the loop checks between
+generations (``check``), and a dropped interrupt is not printed: it is not lost.
+
+``held`` blocks the signals for a block of code that must not be cut (Ray's import, start and
+shutdown: an interrupted ``ray.init`` has crashed the driver and orphaned Ray's processes) and
+hands the caller those that came. ``deferred`` holds them while a generation's files are written
+and raises the interrupt once they all are.
+
+Since ``Interrupted`` is what a signal raises, a plain ``KeyboardInterrupt`` under these handlers
+came from code that raised it itself (a family's own code, say), not from the keyboard.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
+import threading
+from functools import cache
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 _received: list[int] = []
 _deferring = False
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM arrived; ``args[0]`` is the signal's number."""
+
+
+def describe(interrupt: KeyboardInterrupt) -> str:
+    """' (SIGTERM)' for an interrupt that SIGTERM raised, else '': what the last line says."""
+    if isinstance(interrupt, Interrupted) and interrupt.args == (signal.SIGTERM,):
+        return " (SIGTERM)"
+    return ""
+
+
 def install() -> None:
     """Handle Ctrl-C and SIGTERM alike from now on, in this (main) thread's process."""
     _received.clear()
-    signal.signal(signal.SIGINT, _record)
-    signal.signal(signal.SIGTERM, _record)
+    for sig in SIGNALS:
+        signal.signal(sig, _record_and_raise)
     sys.unraisablehook = _unraisable
 
 
+def received() -> bool:
+    """Whether Ctrl-C or SIGTERM came since ``install``."""
+    return bool(_received)
+
+
 def check() -> None:
-    """Raise ``KeyboardInterrupt`` if Ctrl-C or SIGTERM came since ``install``, even if the one
-    raised then was dropped."""
+    """Raise ``Interrupted`` if Ctrl-C or SIGTERM came since ``install``, even if the one raised
+    then was dropped."""
     if _received:
-        raise KeyboardInterrupt(_reason(_received[-1]))
+        raise Interrupted(_received[-1])
+
+
+def raise_if_any(caught: list[int]) -> None:
+    """Act on signals ``held`` handed back: the first ends the command as Ctrl-C does."""
+    if caught:
+        _received.extend(caught)
+        raise Interrupted(caught[0])
 
 
 @contextlib.contextmanager
 def deferred():
-    """Ctrl-C and SIGTERM are remembered, not raised, during the block, and raised at its end:
-    a generation's history row, best weights and checkpoint are written all or none."""
+    """Ctrl-C and SIGTERM are held during the block and raised at its end: a generation's
+    history row, best weights and checkpoint are written all or none. A block nested inside
+    another leaves the raising to the outer one."""
     global _deferring
-    outer = _deferring
+    if _deferring:
+        yield
+        return
     _deferring = True
     try:
-        yield
+        with held() as arrived:
+            yield
+            caught = arrived()
     finally:
-        _deferring = outer
-    if not outer:
-        check()
+        _deferring = False
+    raise_if_any(caught)
+    check()
 
 
-def _record(signum, frame) -> None:
+@contextlib.contextmanager
+def held(signals: tuple[signal.Signals, ...] = SIGNALS):
+    """Hold these signals back for the block: blocked in this thread (so they interrupt no
+    system call, in it or in the threads it starts), and recorded by their handlers should one
+    come through anyway; handlers and mask are put back afterwards. Processes forked meanwhile do
+    not inherit the block. Yields a function that returns the signals that arrived (taking
+    pending ones, so that a block nested inside cannot drop them); what to do about them is the
+    caller's (``raise_if_any``). Ignored signals stay ignored. A no-op off the main thread,
+    which is the only one that runs Python's signal handlers."""
+    caught: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: caught
+        return
+    _unblock_after_fork_registered()
+    previous = {}
+    for sig in signals:
+        if signal.getsignal(sig) not in (signal.SIG_IGN, None):
+            previous[sig] = signal.signal(sig, lambda signum, frame: caught.append(signum))
+    outer = set(_unblock_in_children)
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, set(signals))
+    _unblock_in_children.update(set(signals) - mask)
+
+    def arrived() -> list[int]:
+        for sig in set(previous) & signal.sigpending():
+            if signal.sigtimedwait({sig}, 0) is not None:  # taken off the pending set
+                caught.append(sig)
+        return list(dict.fromkeys(caught))
+
+    try:
+        yield arrived
+    finally:
+        arrived()
+        _unblock_in_children.intersection_update(outer)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _record_and_raise(signum, frame) -> None:
     _received.append(signum)
-    if not _deferring:
-        raise KeyboardInterrupt(_reason(signum))
-
-
-def _reason(signum: int) -> str:
-    return "SIGTERM" if signum == signal.SIGTERM else ""
+    raise Interrupted(signum)
 
 
 def _unraisable(unraisable) -> None:
     if issubclass(unraisable.exc_type, KeyboardInterrupt) and _received:
         return  # remembered: check() raises it again where it can be handled
     sys.__unraisablehook__(unraisable)
+
+
+_unblock_in_children: set[int] = set()  # what held() blocks now, and children must not
+
+
+def _unblock_after_fork() -> None:
+    """In a child just forked (by subprocess with a preexec_fn, as Ray starts its processes),
+    before it runs anything: unblock what ``held`` blocks in the parent, so that Ray's processes
+    have the signal mask they would have had (Ray's shutdown ends them with SIGTERM)."""
+    if _unblock_in_children:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _unblock_in_children)
+
+
+@cache
+def _unblock_after_fork_registered() -> None:
+    os.register_at_fork(after_in_child=_unblock_after_fork)

@@ -1,4 +1,4 @@
-"""``tune report RUN_DIR``: a run's summary table and its convergence plot.
+"""What ``tune report`` shows: a run's summary table and its convergence plot.
 
 The plot (``convergence.png``) has two panels: best and median fitness per generation with the
 best's standard error, sigma on a second axis and the validated winner marked; and fitness
@@ -9,15 +9,14 @@ Without it the table is still printed.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import io
 import math
 from pathlib import Path
 
 from engine.atomic import atomic_write
+from engine.echo import echo, shorten
 from engine.families.registry import file_spec_path, is_file_spec
-from engine.usage import echo, shorten
 from engine.weights_file import WeightsFile, read_weights
 from tuner import checkpoint as ckpt
 from tuner.config import RunConfig, parse_config
@@ -32,13 +31,6 @@ VALIDATION_COLUMNS = ("candidate", "generation", "fitness", "fitness_stderr", "m
                       "ci95")
 COUNT_COLUMNS = ("generation", "evaluations", "games")
 TEXT_COLUMNS = ("candidate",)
-
-
-def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("report", help="summarise a run and plot its convergence")
-    parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory, e.g. runs/quick")
-    parser.add_argument("--no-plot", action="store_true", help="skip convergence.png")
-    parser.set_defaults(handler=run)
 
 
 def read_rows(path: Path, columns: tuple[str, ...], required: bool) -> list[dict[str, float | str]]:
@@ -124,26 +116,6 @@ def read_best(run_dir: Path, config: RunConfig) -> WeightsFile:
     return best
 
 
-def run(args: argparse.Namespace) -> int:
-    run_dir = Path(args.run_dir)
-    if not run_dir.is_dir():
-        raise CheckpointError(f"{run_dir}: no such run directory")
-    stored, config = read_run_config(run_dir)
-    history = read_rows(run_dir / ckpt.HISTORY_FILE, HISTORY_COLUMNS, required=True)
-    validation = read_rows(run_dir / ckpt.VALIDATION_FILE, VALIDATION_COLUMNS, required=False)
-    best = read_best(run_dir, config)
-    print(format_report(stored, history, validation, best, SearchSpace(config)))
-    if not args.no_plot:
-        try:
-            path = plot_convergence(run_dir, history, validation)
-        except ImportError:
-            print("convergence.png skipped: matplotlib is not installed "
-                  "(pip install 'tune2048[plot]')")
-        else:
-            print(f"wrote {path}")
-    return 0
-
-
 def numbers(history: list[dict], column: str) -> list[tuple[float, float]]:
     """(games spent, value) for the rows that have a value in an optional column (rows written
     before the column existed, or generations it skipped, leave the cell empty)."""
@@ -197,7 +169,9 @@ def format_report(config: dict, history: list[dict], validation: list[dict], bes
     return "\n".join(lines)
 
 
-def plot_convergence(run_dir: Path, history: list[dict], validation: list[dict]) -> Path:
+def plot_convergence(path: Path, history: list[dict], validation: list[dict],
+                     title: str) -> Path:
+    """Write the convergence plot of a run's history to ``path``, atomically."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -225,13 +199,12 @@ def plot_convergence(run_dir: Path, history: list[dict], validation: list[dict])
     handles = ax.get_legend_handles_labels()
     sigma_handles = sigma_ax.get_legend_handles_labels()
     ax.legend(handles[0] + sigma_handles[0], handles[1] + sigma_handles[1], loc="lower right")
-    ax.set_title(f"{run_dir.name}: convergence")
+    ax.set_title(f"{title}: convergence")
     plot_against_games(games_ax, history)
     fig.tight_layout()
     png = io.BytesIO()  # rendered in memory, so only atomic_write touches the run directory
     fig.savefig(png, format="png", dpi=110)
     plt.close(fig)
-    path = run_dir / PLOT_FILE
     atomic_write(path, png.getvalue())
     return path
 

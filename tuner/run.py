@@ -16,6 +16,7 @@ import logging
 import math
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,9 +61,12 @@ class TuningRun:
     """A run in a directory: create it fresh with ``start`` or continue it with ``resume``."""
 
     def __init__(self, config: RunConfig, run_dir: Path, state: RunState,
-                 strategy: SearchStrategy, progress: bool = True):
+                 strategy: SearchStrategy, progress: bool = True,
+                 place: Callable[[], Path] | None = None):
         self.config = config
         self.run_dir = run_dir
+        self.checkpointed = place is None and (run_dir / ckpt.CHECKPOINT_FILE).exists()
+        self._place = place
         self.state = state
         self.strategy = strategy
         self.space = SearchSpace(config)
@@ -71,15 +75,17 @@ class TuningRun:
 
     @classmethod
     def start(cls, config: RunConfig, run_dir: Path, progress: bool = True,
-              strategy: SearchStrategy | None = None) -> TuningRun:
+              strategy: SearchStrategy | None = None,
+              place: Callable[[], Path] | None = None) -> TuningRun:
         """A fresh run in ``run_dir``, with the strategy the config asks for unless one is
-        given."""
+        given. ``place``: called once the first checkpoint is written, it moves the run to its
+        final directory and returns it (``tuner.run_dir.NewRun.take_place``)."""
         if strategy is None:
             strategy = strategy_for(config, SearchSpace(config))
         state = RunState(config=config.resolved(), strategy=strategy.dumps())
         ckpt.check_writable(run_dir)
         ckpt.write_config(run_dir, state.config)
-        return cls(config, run_dir, state, strategy, progress)
+        return cls(config, run_dir, state, strategy, progress, place)
 
     @classmethod
     def resume(cls, config: RunConfig, run_dir: Path, state: RunState,
@@ -111,8 +117,16 @@ class TuningRun:
         with interrupts.deferred():
             self.write_validation(rows)
             self.state.finished = True
-            ckpt.save_state(self.run_dir, self.state)
+            self.checkpoint()
         return self.state
+
+    def checkpoint(self) -> None:
+        """Write the state; the first time, move the run to its final directory."""
+        ckpt.save_state(self.run_dir, self.state)
+        if self._place is not None:
+            self.run_dir = self._place()
+            self._place = None
+        self.checkpointed = True
 
     def stop_reason(self) -> str | None:
         c, s = self.config, self.state
@@ -238,7 +252,7 @@ class TuningRun:
             s.history.append(row)
             s.strategy = self.strategy.dumps()
             self.write_best_so_far()
-            ckpt.save_state(self.run_dir, s)
+            self.checkpoint()
             self.log_generation(row, games, time.perf_counter() - started)
 
     def validate_best_guess(self) -> dict[str, float]:

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Protocol
 import cma
 import numpy as np
 
+from engine.errors import BadInput
+
 if TYPE_CHECKING:
     from tuner.config import RunConfig
     from tuner.space import SearchSpace
@@ -166,7 +168,7 @@ class CMAES:
         return strategy
 
 
-class StrategyStateError(ValueError):
+class StrategyStateError(BadInput):
     """A checkpoint's strategy state cannot be read with the libraries installed here."""
 
 

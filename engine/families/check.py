@@ -21,6 +21,7 @@ import numpy as np
 
 from engine import kernels
 from engine.board import board_to_ranks, format_board_text, ranks_to_board
+from engine.errors import BadInput
 from engine.families.base import Family
 from engine.heuristic import HeuristicError
 from engine.rules import is_game_over
@@ -33,7 +34,7 @@ DENSITIES = (0.0, 0.15, 0.4, 0.7, 0.9, 1.0)
 GAMES = 3
 
 
-class FamilyCheckError(ValueError):
+class FamilyCheckError(BadInput):
     """A family failed a check; the message says which and shows the weights or the board."""
 
 

@@ -30,6 +30,7 @@ from collections.abc import Collection
 from pathlib import Path
 from types import ModuleType
 
+from engine.errors import BadInput
 from engine.families.base import Family
 from engine.families.classic import CLASSIC
 from engine.families.combined import COMBINED
@@ -43,7 +44,7 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (CLASSIC, SNAKE, FEATURES, COM
 _loaded: dict[str, Family] = {}  # canonical spec -> family, so each spec is imported once
 
 
-class FamilyNotFound(ValueError):
+class FamilyNotFound(BadInput):
     """A family spec names nothing usable; the message says what is missing."""
 
 

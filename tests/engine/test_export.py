@@ -5,7 +5,6 @@ tables export is evaluated from its manifest alone, as another engine would, and
 family's plain-Python reference.
 """
 
-import argparse
 import json
 import math
 import re
@@ -18,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cli.main import parse
 from engine import export
 from engine.families import FAMILIES, get_family
 from engine.families.classic import CLASSIC, line_table
@@ -32,10 +32,8 @@ needs_cc = pytest.mark.skipif(C_COMPILER is None, reason="no C compiler (cc) on 
 
 
 def export_cli(*argv) -> int:
-    """Run ``tune export ARGV`` through a parser that knows only this subcommand."""
-    parser = argparse.ArgumentParser(prog="tune")
-    export.add_parser(parser.add_subparsers())
-    args = parser.parse_args(["export", *map(str, argv)])
+    """Run ``tune export ARGV``'s handler, letting its errors through."""
+    args = parse(["export", *map(str, argv)])
     return args.handler(args)
 
 
@@ -455,7 +453,7 @@ def test_unwritable_output_is_a_one_line_error(tmp_path):
 
 
 def test_tune_export_is_a_subcommand_of_tune(tmp_path, capsys):
-    from tuner.cli import main
+    from cli.main import main
 
     assert main(["export", str(CLASSIC_REFERENCE), "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["weights"]["lost_penalty"] == 200000.0

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from engine import finite
+from engine.echo import echo, shorten
 from engine.families import BoardTerm, Family, Heuristic, HeuristicError, LineSum, Param, get_family
-from engine.usage import echo, shorten
 
 ROOT = Path(__file__).resolve().parents[2]
 CLASSIC = get_family("classic")

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from cli.main import main
 from tuner import checkpoint as ckpt
 from tuner.checkpoint import Candidate, RunState
-from tuner.cli import main
 from tuner.errors import CheckpointError
 
 # A run directory made by tune2048 before checkpoints had a header: checkpoint.pkl is the

@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 import yaml
 
+from cli.main import main
 from engine import Solver, read_weights, write_weights
-from tuner.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def tune(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tuner.cli", *args], cwd=cwd, check=False,
+    return subprocess.run([sys.executable, "-m", "cli", *args], cwd=cwd, check=False,
                           capture_output=True, text=True, timeout=600)
 
 
@@ -35,7 +35,7 @@ def quick_runs(tmp_path_factory):
         path.write_text(yaml.safe_dump(config))
         done = tune("--config", str(path), "--workers", str(workers), "--quiet", cwd=work)
         assert done.returncode == 0, done.stderr
-        runs[workers] = work / "runs" / f"quick-w{workers}"
+        runs[workers] = work / "outputs" / f"quick-w{workers}"
     return runs
 
 
@@ -90,7 +90,7 @@ def test_report_into_a_closed_pipe_ends_quietly(quick_runs):
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        done = subprocess.run([sys.executable, "-m", "tuner.cli", "report", str(quick_runs[2]),
+        done = subprocess.run([sys.executable, "-m", "cli", "report", str(quick_runs[2]),
                                "--no-plot"], stdout=write_end, stderr=subprocess.PIPE, text=True,
                               timeout=120, check=False)
     finally:
@@ -163,7 +163,7 @@ def test_a_bug_exits_1_with_its_traceback(tmp_path):
     driver = ("import sys\nimport tuner.run\n"
               "def bug(*args, **kwargs):\n    raise ValueError('a bug in the run loop')\n"
               "tuner.run.TuningRun.start = bug\n"
-              "from tuner.cli import main\nsys.exit(main(sys.argv[1:]))\n")
+              "from cli.main import main\nsys.exit(main(sys.argv[1:]))\n")
     config = small_config(tmp_path)
     done = subprocess.run(
         [sys.executable, "-c", driver, "--config", str(config)],

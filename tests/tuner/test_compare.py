@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from cli.main import main
 from engine import Solver
-from tuner.cli import main
 from tuner.compare import labels_for, paired_difference
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,7 +42,7 @@ def test_labels_disambiguate_repeated_stems():
 def test_compare_plays_every_file_on_the_same_seeds():
     files = [WEIGHTS / "classic-reference.yaml", WEIGHTS / "seed002-snake.yaml"]
     done = subprocess.run(
-        [sys.executable, "-m", "tuner.cli", "compare", *map(str, files), "--depth", "0",
+        [sys.executable, "-m", "cli", "compare", *map(str, files), "--depth", "0",
          "--games", "30", "--seed", "500", "--workers", "2", "--json"],
         capture_output=True, text=True, timeout=600, check=False,
     )
@@ -59,7 +59,7 @@ def test_compare_plays_every_file_on_the_same_seeds():
 
 def test_compare_refuses_too_few_games_for_a_paired_test():
     done = subprocess.run(
-        [sys.executable, "-m", "tuner.cli", "compare", str(WEIGHTS / "classic-reference.yaml"),
+        [sys.executable, "-m", "cli", "compare", str(WEIGHTS / "classic-reference.yaml"),
          "--games", "5"],
         capture_output=True, text=True, timeout=120, check=False,
     )

@@ -23,7 +23,7 @@ EXAMPLES = ROOT / "examples" / "families"
 
 
 def tune(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tuner.cli", *args], cwd=cwd, check=False,
+    return subprocess.run([sys.executable, "-m", "cli", *args], cwd=cwd, check=False,
                           capture_output=True, text=True, timeout=600,
                           env={**os.environ, **(env or {})})
 

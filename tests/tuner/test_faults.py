@@ -23,6 +23,8 @@ from tuner.config import parse_config
 from tuner.evaluation import SerialEvaluator
 from tuner.run import TuningRun
 
+pytestmark = pytest.mark.slow  # a few minutes: real runs killed and resumed
+
 # Depth 2 and one game per task make tasks long enough (about 0.1 s) to be caught mid-flight.
 CONFIG = {
     "run": {"name": "faults", "output_dir": "runs", "seed": 21},
@@ -81,7 +83,7 @@ def write_config(tmp_path: Path, games: int | dict | None = None, **ray_options)
 # A shell that starts a job in the background (`.ci/run &`) makes its children ignore SIGINT;
 # the driver restores Python's handler first, so that it sees Ctrl-C as a terminal delivers it.
 CTRL_C_AS_IN_A_TERMINAL = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
-TUNE_MAIN = "import sys; from tuner.cli import main; sys.exit(main(sys.argv[1:]))"
+TUNE_MAIN = "import sys; from cli.main import main; sys.exit(main(sys.argv[1:]))"
 
 
 def start_tune(tmp_path: Path, *args: str, driver: str | None = None,
@@ -196,7 +198,7 @@ def test_all_workers_gone_checkpoints_and_stops_then_resumes(cluster, tmp_path, 
         cluster.remove_node(node)
     _out, err = proc.communicate(timeout=600)
     assert proc.returncode == 1
-    assert "every Ray worker is gone" in err and f"tune --resume {Path('runs/faults')}" in err
+    assert "every Ray worker is gone" in err and f"tune resume {Path('runs/faults')}" in err
     assert "Traceback" not in err
     completed = ckpt.load_state(run_dir).generation
     assert completed >= 1
@@ -222,7 +224,7 @@ def play_unit(candidate, spec, seeds, version):
         os._exit(1)  # the worker process dies every time it runs this unit of generation 2
     return real_play_unit(candidate, spec, seeds, version)
 evaluation.play_unit = play_unit
-from tuner.cli import main
+from cli.main import main
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -257,7 +259,7 @@ def slow_replace(src, dst):
     time.sleep(0.4)  # widen the window between writing the temp file and renaming it
     real_replace(src, dst)
 atomic.os.replace = slow_replace
-from tuner.cli import main
+from cli.main import main
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -321,7 +323,7 @@ def test_ctrl_c_and_sigterm_checkpoint_and_exit_cleanly(tmp_path, reference, sig
     proc.send_signal(sig)
     _out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130
-    assert "checkpointed" in err and "tune --resume runs/faults" in err
+    assert "checkpointed" in err and "tune resume runs/faults" in err
     assert "Traceback" not in err
     assert_consistent_files(run_dir)
     assert not [p for p in run_dir.iterdir() if is_temp_file(p)]
@@ -352,7 +354,7 @@ def test_a_signal_while_a_generation_is_written_waits_for_its_checkpoint(tmp_pat
     _out, err = proc.communicate(timeout=300)
     assert proc.returncode == 130, err
     assert "interrupted after generation 1 (checkpointed)" in err
-    assert "tune --resume runs/faults" in err and "Traceback" not in err
+    assert "tune resume runs/faults" in err and "Traceback" not in err
     assert ckpt.load_state(run_dir).generation == generations_done(run_dir) == 1
     assert read_weights(run_dir / "best.yaml").provenance["generation"] == 1
     resume_to_the_end(tmp_path)

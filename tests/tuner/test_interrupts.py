@@ -55,7 +55,7 @@ CTRL_C_WHILE_LOADING = textwrap.dedent("""
             return None
 
     sys.meta_path.insert(0, CtrlCOnImport())
-    from tuner.cli import main
+    from cli.main import main
     sys.exit(main(["families"]))
 """)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tuner.cli import main
+from cli.main import main
 from tuner.noise import recommend_games
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,7 +30,7 @@ def test_noise_command_measures_the_initial_point(tmp_path, games):
     path = tmp_path / "noise.yaml"
     path.write_text(yaml.safe_dump(config))
     done = subprocess.run(
-        [sys.executable, "-m", "tuner.cli", "noise", "--config", str(path), "--games", "40",
+        [sys.executable, "-m", "cli", "noise", "--config", str(path), "--games", "40",
          "--target", "0.05", "--workers", "2"],
         capture_output=True, text=True, timeout=600, cwd=tmp_path, check=False,
     )

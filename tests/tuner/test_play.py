@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from cli.main import main
 from engine.board import format_board, parse_board_text
 from engine.rules import Move
 from engine.solver import Solver
-from tuner.cli import main
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CLASSIC_REFERENCE = str(REPO_ROOT / "engine" / "baselines" / "classic-reference.yaml")
@@ -164,7 +164,7 @@ def test_a_weight_too_large_for_a_float_exits_2(capsys, tmp_path):
 
 def test_one_worker_plays_in_this_process_and_starts_no_ray():
     """The README's promise: with its default one worker, tune play opens no port."""
-    code = ("import sys; from tuner.cli import main; "
+    code = ("import sys; from cli.main import main; "
             "code = main(['play', '--family', 'classic', '--depth', '0', '--games', '2']); "
             "print('ray imported' if 'ray' in sys.modules else 'no ray', code)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -155,7 +155,7 @@ def tune(tmp_path: Path, *args: str, **changes: str | None) -> tuple[subprocess.
     config.write_text(yaml.safe_dump(SMALL_RUN))
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "tuner.cli", "--config", str(config), "--quiet", *args],
+        [sys.executable, "-m", "cli", "--config", str(config), "--quiet", *args],
         cwd=tmp_path, env=environment(**changes), capture_output=True, text=True, timeout=600,
         check=False,
     )

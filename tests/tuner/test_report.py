@@ -113,7 +113,7 @@ def test_report_reads_a_run_of_a_family_file_from_any_directory(tmp_path, monkey
 
     import yaml
 
-    from tuner.cli import main
+    from cli.main import main
     from tuner.config import parse_config
     from tuner.evaluation import SerialEvaluator
     from tuner.run import TuningRun

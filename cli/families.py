@@ -5,14 +5,15 @@ from __future__ import annotations
 import argparse
 import json
 
+from cli.options import UsageError
 from engine.families import Family, FamilyNotFound, get_family
 from engine.families.registry import family_names, origin
-from engine.usage import UsageError
 
 
-def add_parsers(subparsers) -> None:
+def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
     listing = subparsers.add_parser(
         "families",
+        parents=[common],
         help="list the built-in and registered families with their parameters",
         description="List every family known by name (built-in, and registered by installed "
                     "packages under the entry-point group tune2048.families).",
@@ -21,10 +22,11 @@ def add_parsers(subparsers) -> None:
     listing.set_defaults(handler=list_families)
 
     family = subparsers.add_parser(
-        "family", help="work with one family: check", description="Work with one family.")
+        "family", parents=[common], help="work with one family: check", description="Work with one family.")
     actions = family.add_subparsers(dest="family_command", metavar="ACTION", required=True)
     check = actions.add_parser(
         "check",
+        parents=[common],
         help="verify a family: parameters, finite tables, compiled = reference, live > dead",
         description="Verify a family as the test suite verifies the built-ins. SPEC is a "
                     "family name, module:Class, or path/to/file.py:Class (imports and runs it).",

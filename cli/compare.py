@@ -1,0 +1,84 @@
+"""``tune compare A.yaml B.yaml ...``: every weights file plays the same seeds on Ray; per file
+and per pair, what ``tuner.compare`` reports."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from cli.options import (
+    MAX_GAMES,
+    UsageError,
+    check_cutoff,
+    check_int,
+    check_ray,
+    check_seed_range,
+    ray_options,
+    search_options,
+    trusted_families,
+)
+from engine import finite
+from engine.weights_file import MAX_DEPTH, read_weights
+from tuner.compare import MIN_GAMES, build_report, format_report, labels_for
+from tuner.config import RaySection
+
+
+def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
+    parser = subparsers.add_parser(
+        "compare",
+        parents=[common, search_options("search depth for every file (default: each file's own)"),
+                 ray_options(), trusted_families()],
+        help="play weights files on the same seeds and test their differences",
+        description="Play every weights file on the same seeds and test their differences with "
+                    "a paired t-test.",
+    )
+    parser.add_argument("weights", nargs="+", metavar="FILE",
+                        help="weights files (or baselines' names) to compare")
+    parser.add_argument("--games", type=int, default=200, metavar="N",
+                        help=f"games per file, {MIN_GAMES} to {MAX_GAMES:,} (default 200)")
+    parser.add_argument("--seed", type=int, default=10**9,
+                        help="game i plays seed SEED + i, a 64-bit seed (default 1e9, away from "
+                             "tuning seeds)")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(handler=handle)
+
+
+def check_args(args: argparse.Namespace) -> None:
+    """Refuse bad arguments before any file is read or Ray starts."""
+    if args.games < MIN_GAMES:
+        raise UsageError(f"--games must be at least {MIN_GAMES} for a paired test, got "
+                         f"{args.games}")
+    check_int("--games", args.games, MIN_GAMES, MAX_GAMES)
+    check_int("--depth", args.depth, 0, MAX_DEPTH)
+    check_cutoff(args.cutoff)
+    check_seed_range(args.seed, args.games)
+    check_ray(args)
+
+
+def handle(args: argparse.Namespace) -> int:
+    check_args(args)
+    loaded = [read_weights(path, args.family_file, family_modules=args.family_module)
+              for path in args.weights]
+    for path, weights in zip(args.weights, loaded):
+        finite.check_weights_from(path, weights.family, weights.weights)
+    from tqdm import tqdm
+
+    from engine.solver import PlayerSpec
+    from tuner.evaluation import Job, evaluator_for
+
+    labels = labels_for(args.weights)
+    seeds = tuple(args.seed + i for i in range(args.games))
+    jobs = [
+        Job(i, PlayerSpec(w.family, w.weights, w.depth if args.depth is None else args.depth,
+                          args.cutoff), seeds)
+        for i, w in enumerate(loaded)
+    ]
+    ray = RaySection.from_values("tune compare", workers=args.workers, address=args.address)
+    with evaluator_for(ray, [w.family for w in loaded]) as evaluator, \
+            tqdm(total=len(jobs) * len(seeds), unit="game", file=sys.stderr, disable=None,
+                 leave=False) as bar:
+        results = evaluator.play(jobs, bar.update)
+    report = build_report(labels, jobs, results)
+    print(json.dumps(report, indent=2) if args.json else format_report(report))
+    return 0

@@ -1,0 +1,111 @@
+"""What ``tune run`` and ``tune resume`` share: their Ray options, and carrying a tuning run out
+with a log file, saying at its end how to go on.
+
+Exit status: 0 when the run reached a stop condition, 130 on Ctrl-C or SIGTERM (the last
+checkpoint is kept), 1 when games could not be played. Before a run's first checkpoint a failure
+or an interrupt leaves nothing behind (``tuner.run_dir``), and the message says how to start
+again; after it, how to resume.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import shlex
+import sys
+
+from cli.options import check_ray
+from engine.errors import BadInput, Failure
+from tuner import checkpoint as ckpt
+from tuner import interrupts
+from tuner.config import RunConfig, parse_config
+from tuner.errors import EvaluationError
+
+log = logging.getLogger("tuner")
+
+
+def with_cli_overrides(config: RunConfig, args: argparse.Namespace) -> RunConfig:
+    """--workers and --address override the config's ray section (they change no result)."""
+    check_ray(args)
+    changes = {name: getattr(args, name) for name in ("workers", "address")
+               if getattr(args, name) is not None}
+    if not changes:
+        return config
+    resolved = config.resolved()
+    resolved["ray"].update(changes)
+    return parse_config(resolved, f"{config.source} (with command-line options)", config.run_dir)
+
+
+def show_progress(args: argparse.Namespace) -> bool:
+    return not args.quiet and sys.stderr.isatty()
+
+
+def execute(run, args: argparse.Namespace, new_run=None) -> int:
+    """Run a ``TuningRun`` until it stops, logging to its directory's ``run.log`` too.
+    ``new_run``: the ``tuner.run_dir.NewRun`` of a run that has no checkpoint yet."""
+    from tuner.evaluation import evaluator_for
+
+    file_handler = logging.FileHandler(run.run_dir / ckpt.LOG_FILE)
+    file_handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    log.addHandler(file_handler)
+    evaluator = None
+    try:
+        config = run.config
+        log.info("run %s: family %s, depth %d, %d tuned parameters, %s", config.run.name,
+                 config.family, config.search.depth, len(config.tuned),
+                 config.evaluation.games.describe())
+        evaluator = evaluator_for(config.ray, [config.family])
+        interrupts.check()
+        log.info("evaluating on Ray with %s", _cpus(evaluator.workers))
+        state = run.run(evaluator)
+        interrupts.check()  # one that came during the last moments of the run
+        log.info("done: %s; best weights in %s", state.stop_reason,
+                 run.run_dir / ckpt.BEST_FILE)
+        return 0
+    except KeyboardInterrupt as interrupt:
+        how = f"interrupted{interrupts.describe(interrupt)}"
+        if run.checkpointed:
+            log.warning("%s after generation %d (checkpointed); resume with:\n  tune resume %s",
+                        how, run.state.generation, run.run_dir)
+        else:
+            log.warning("%s before the first generation completed (nothing to resume); "
+                        "start it again with:\n  %s", how, start_again(run, args))
+        return 130
+    except BadInput as err:
+        if not run.checkpointed:
+            raise  # nothing was kept: bad input, exit status 2
+        log.error("tune: error: stopped after generation %d (checkpointed): %s",
+                  run.state.generation, err)
+        return Failure.exit_code
+    except EvaluationError as err:
+        if run.checkpointed:
+            log.error("tune: error: stopped after generation %d (checkpointed): %s\nresume "
+                      "with:\n  tune resume %s", run.state.generation, err, run.run_dir)
+        else:
+            log.error("tune: error: stopped before the first generation completed: %s\nstart "
+                      "it again with:\n  %s", err, start_again(run, args))
+        return err.exit_code
+    finally:
+        if evaluator is not None:
+            evaluator.close()
+        log.removeHandler(file_handler)
+        file_handler.close()
+        if new_run is not None:
+            if not run.checkpointed:
+                new_run.abandon()
+            new_run.release()
+
+
+def start_again(run, args: argparse.Namespace) -> str:
+    """The command that starts again a run that has no checkpoint yet."""
+    if args.command == "run":
+        options = ["--overwrite"] if args.overwrite else []
+        for name in ("workers", "address"):
+            if getattr(args, name) is not None:
+                options += [f"--{name}", str(getattr(args, name))]
+        return shlex.join(["tune", "run", args.config, *options])
+    return f"tune resume {run.run_dir}"
+
+
+def _cpus(count: int) -> str:
+    return "1 worker CPU" if count == 1 else f"{count:,} worker CPUs"

@@ -1,0 +1,48 @@
+"""``tune report RUN_DIR``: a run's summary table; its convergence plot only when asked
+(``--plot``), so that reading a run, a shipped one included, writes nothing."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from tuner import checkpoint as ckpt
+from tuner import report
+from tuner.errors import CheckpointError
+from tuner.space import SearchSpace
+
+IN_RUN_DIR = object()  # --plot without a file: RUN_DIR/convergence.png
+
+
+def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
+    parser = subparsers.add_parser(
+        "report", parents=[common], help="summarise a run; plot its convergence with --plot",
+        description="Print a run's summary table. Writes nothing unless --plot is given.")
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory, e.g. outputs/quick")
+    parser.add_argument("--plot", nargs="?", const=IN_RUN_DIR, metavar="FILE",
+                        help=f"also write the convergence plot, to FILE (default: "
+                             f"RUN_DIR/{report.PLOT_FILE}); needs matplotlib")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    run_dir = Path(args.run_dir)
+    if not run_dir.is_dir():
+        raise CheckpointError(f"{run_dir}: no such run directory")
+    plot = None if args.plot is None else (
+        run_dir / report.PLOT_FILE if args.plot is IN_RUN_DIR else Path(args.plot))
+    stored, config = report.read_run_config(run_dir)
+    history = report.read_rows(run_dir / ckpt.HISTORY_FILE, report.HISTORY_COLUMNS, required=True)
+    validation = report.read_rows(run_dir / ckpt.VALIDATION_FILE, report.VALIDATION_COLUMNS,
+                                  required=False)
+    best = report.read_best(run_dir, config)
+    print(report.format_report(stored, history, validation, best, SearchSpace(config)))
+    if plot is not None:
+        try:
+            path = report.plot_convergence(plot, history, validation, run_dir.name)
+        except ImportError:
+            print(f"{plot} not written: matplotlib is not installed (pip install "
+                  "'tune2048[plot]')")
+        else:
+            print(f"wrote {path}")
+    return 0

@@ -1,0 +1,72 @@
+"""``tune resume RUN_DIR`` (short form: ``tune --resume RUN_DIR``): continue a stopped run from
+its last checkpoint, exactly as it would have gone on.
+
+``--config FILE`` gives a config whose stop conditions or Ray settings changed (a raised
+``cmaes.max_generations``, say); any other change is refused with the changed keys named.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from cli import job
+from cli.options import ray_options
+from tuner import checkpoint as ckpt
+from tuner.config import RESUMABLE_CHANGES, changed_keys, load_config, parse_config
+from tuner.errors import CheckpointError, ConfigError
+
+
+def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
+    parser = subparsers.add_parser(
+        "resume", parents=[common, ray_options()], help="continue a stopped run",
+        description="Continue a stopped run from its last checkpoint.")
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="the run's directory")
+    parser.add_argument("--config", metavar="FILE",
+                        help="the run's config with changed stop conditions or Ray settings")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    run_dir = Path(args.run_dir)
+    if not run_dir.is_dir():
+        raise CheckpointError(f"{run_dir}: no such run directory")
+    from tuner.run_dir import Lock
+
+    lock = Lock(run_dir)
+    try:
+        return _resume(run_dir, args)
+    finally:
+        lock.release()
+
+
+def _resume(run_dir: Path, args: argparse.Namespace) -> int:
+    stored = ckpt.read_stored_config(run_dir)
+    state = ckpt.load_state(run_dir)
+    config = parse_config(stored, str(run_dir / ckpt.CONFIG_FILE), run_dir)
+    if args.config:
+        edited = load_config(args.config)
+        refused = [k for k in changed_keys(stored, edited.resolved())
+                   if k not in RESUMABLE_CHANGES]
+        if refused:
+            raise ConfigError(
+                f"{args.config}: cannot resume {run_dir} with a changed {', '.join(refused)}: "
+                f"only stop conditions and Ray settings may change ({', '.join(RESUMABLE_CHANGES)})"
+            )
+        config = edited
+    config = job.with_cli_overrides(config, args)
+    from tuner.run import CMA_STOP_PREFIX, TuningRun  # the engine and pycma, once known good
+
+    run = TuningRun.resume(config, run_dir, state, progress=job.show_progress(args))
+    if state.finished and state.cma_stop:
+        criteria = state.cma_stop.removeprefix(CMA_STOP_PREFIX)
+        print(f"{run_dir}: the run has finished: pycma's own stop criteria ended it "
+              f"({criteria}), so it cannot be continued; its best weights are in "
+              f"{run_dir / ckpt.BEST_FILE}")
+        return 0
+    if state.finished and run.stop_reason() is not None:
+        print(f"{run_dir}: the run has finished ({state.stop_reason}); to continue it, copy "
+              f"{run_dir / ckpt.CONFIG_FILE} to edited.yaml, raise cmaes.max_generations or "
+              f"cmaes.max_games there, and run: tune resume {run_dir} --config edited.yaml")
+        return 0
+    return job.execute(run, args)

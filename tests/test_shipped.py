@@ -1,0 +1,83 @@
+"""Shipped configs and shipped results: in a fresh clone every shipped config starts a run, and no
+command deletes or rewrites a committed result.
+
+Each command runs in a copy of the repository's configs, examples and runs, with the stand-in
+Ray (``conftest.no_ray``): a run that gets as far as starting Ray has passed every check that a
+committed file could meet.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import EXIT_RAY_GUARD, REPO_ROOT, run_tune
+
+SHIPPED_CONFIGS = sorted(p.relative_to(REPO_ROOT).as_posix() for p in
+                         [*REPO_ROOT.glob("configs/*.yaml"),
+                          *REPO_ROOT.glob("examples/families/*.yaml")])
+SHIPPED_RUNS = sorted(p.parent.name for p in REPO_ROOT.glob("runs/*/config.yaml"))
+
+
+def fingerprint(root: Path) -> dict[str, str]:
+    """Every file under ``root`` with its SHA-256."""
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory) -> Path:
+    """The parts of the repository that commands read and could write."""
+    root = tmp_path_factory.mktemp("clone")
+    for folder in ("configs", "examples", "runs"):
+        shutil.copytree(REPO_ROOT / folder, root / folder)
+    return root
+
+
+def test_every_shipped_config_and_run_is_covered():
+    assert "configs/snake.yaml" in SHIPPED_CONFIGS and len(SHIPPED_CONFIGS) >= 10
+    assert "classic-d3" in SHIPPED_RUNS
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("options", [["--workers", "1"], ["--workers", "2", "--overwrite"], []])
+@pytest.mark.parametrize("config", SHIPPED_CONFIGS)
+def test_a_shipped_config_starts_and_touches_no_shipped_result(clone, no_ray, config, options):
+    before = fingerprint(clone / "runs")
+    result = run_tune(["run", config, *options], clone, no_ray)
+    assert result.returncode == EXIT_RAY_GUARD, result.stderr
+    assert fingerprint(clone / "runs") == before
+
+
+def test_the_documented_short_form_starts_snake(clone, no_ray):
+    before = fingerprint(clone / "runs")
+    result = run_tune(["--config", "configs/snake.yaml"], clone, no_ray)
+    assert result.returncode == EXIT_RAY_GUARD, result.stderr
+    assert fingerprint(clone / "runs") == before
+
+
+@pytest.mark.parametrize("overwrite", [[], ["--overwrite"]])
+@pytest.mark.parametrize("name", SHIPPED_RUNS)
+def test_replaying_a_shipped_runs_config_never_replaces_it(clone, no_ray, name, overwrite):
+    # A shipped run's config.yaml names its own directory: the run is refused, not restarted.
+    before = fingerprint(clone / "runs")
+    result = run_tune(["run", f"runs/{name}/config.yaml", *overwrite], clone, no_ray)
+    assert result.returncode == 2, result.stderr
+    assert "results without a checkpoint, which tune never replaces" in result.stderr
+    assert fingerprint(clone / "runs") == before
+
+
+def test_report_on_a_shipped_run_writes_nothing_unless_asked(clone, tmp_path):
+    before = fingerprint(clone / "runs")
+    for name in SHIPPED_RUNS:
+        result = run_tune(["report", f"runs/{name}"], clone, None)
+        assert result.returncode == 0, result.stderr
+        assert "wrote" not in result.stdout
+    assert fingerprint(clone / "runs") == before
+    plot = tmp_path / "classic-d3.png"
+    result = run_tune(["report", "runs/classic-d3", "--plot", str(plot)], clone, None)
+    assert result.returncode == 0, result.stderr
+    assert plot.read_bytes().startswith(b"\x89PNG")
+    assert fingerprint(clone / "runs") == before
