@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from cli.options import UsageError
 from tuner import checkpoint as ckpt
 from tuner import report
 from tuner.errors import CheckpointError
@@ -22,6 +23,8 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
     parser.add_argument("--plot", nargs="?", const=IN_RUN_DIR, metavar="FILE",
                         help=f"also write the convergence plot, to FILE (default: "
                              f"RUN_DIR/{report.PLOT_FILE}); needs matplotlib")
+    parser.add_argument("--no-plot", action="store_true",
+                        help="write no plot: the default since 0.2, accepted for old scripts")
     parser.set_defaults(handler=handle)
 
 
@@ -29,6 +32,8 @@ def handle(args: argparse.Namespace) -> int:
     run_dir = Path(args.run_dir)
     if not run_dir.is_dir():
         raise CheckpointError(f"{run_dir}: no such run directory")
+    if args.plot is not None and args.no_plot:
+        raise UsageError("--plot and --no-plot contradict each other: give one")
     plot = None if args.plot is None else (
         run_dir / report.PLOT_FILE if args.plot is IN_RUN_DIR else Path(args.plot))
     stored, config = report.read_run_config(run_dir)

@@ -42,7 +42,7 @@ def handle(args: argparse.Namespace) -> int:
 
 def _resume(run_dir: Path, args: argparse.Namespace) -> int:
     stored = ckpt.read_stored_config(run_dir)
-    state = ckpt.load_state(run_dir)
+    state = ckpt.load_state(run_dir, stored)
     config = parse_config(stored, str(run_dir / ckpt.CONFIG_FILE), run_dir)
     if args.config:
         edited = load_config(args.config)

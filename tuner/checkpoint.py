@@ -32,9 +32,8 @@ from typing import Any
 
 import yaml
 
-from engine import yaml_text
 from engine.atomic import atomic_write
-from tuner.errors import CheckpointError
+from tuner.errors import CheckpointError, ConfigError
 
 CHECKPOINT_FORMAT = "tune2048-checkpoint"
 CHECKPOINT_VERSION = 2  # what save_state writes
@@ -111,20 +110,25 @@ def write_config(run_dir: Path, resolved: dict[str, Any]) -> None:
 
 
 def read_stored_config(run_dir: Path) -> dict[str, Any]:
+    """The run's resolved config as stored, read as every config is (``read_document``)."""
+    from tuner.config import read_document
+
     path = run_dir / CONFIG_FILE
+    if not path.is_file():
+        raise CheckpointError(f"{path}: missing: {run_dir} is not a tune2048 run directory")
     try:
-        document = yaml_text.load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CheckpointError(f"{path}: missing: {run_dir} is not a tune2048 run directory") from None
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
-        raise CheckpointError(f"{path}: unreadable run config ({type(err).__name__})") from None
+        document = read_document(path)
+    except ConfigError as err:
+        problem = str(err).removeprefix(f"{path}: ")
+        raise CheckpointError(f"{path}: unreadable run config ({problem})") from None
     if not isinstance(document, dict):
         raise CheckpointError(f"{path}: not a run config")
     return document
 
 
-def load_state(run_dir: Path) -> RunState:
-    """Load a run's checkpoint; CheckpointError names the file and what is wrong with it."""
+def load_state(run_dir: Path, stored: dict[str, Any] | None = None) -> RunState:
+    """Load a run's checkpoint, which must belong to the run's stored config (``stored``, if
+    the caller has read it already); CheckpointError names the file and what is wrong."""
     path = run_dir / CHECKPOINT_FILE
     try:
         raw = path.read_bytes()
@@ -137,7 +141,8 @@ def load_state(run_dir: Path) -> RunState:
     state = decode_state(raw, path)
     if not isinstance(state, RunState):
         raise CheckpointError(f"{path}: checkpoint holds no run state")
-    stored = read_stored_config(run_dir)
+    if stored is None:
+        stored = read_stored_config(run_dir)
     if state.config != stored:
         raise CheckpointError(
             f"{path}: checkpoint belongs to another run than {run_dir / CONFIG_FILE} "

@@ -321,6 +321,13 @@ def load_config(path: str | os.PathLike) -> RunConfig:
     """Read and validate a config file; raise ConfigError listing every problem.
 
     A family file it names is relative to the config's directory."""
+    return parse_config(read_document(path), str(path), Path(path).parent)
+
+
+def read_document(path: str | os.PathLike) -> Any:
+    """A YAML file's document, read the one way every config is read (a run's own
+    ``config.yaml`` too): at most ``MAX_CONFIG_BYTES``, UTF-8, YAML 1.2 numbers. ``ConfigError``
+    names the file and the line."""
     source = str(path)
     try:
         with Path(path).open("rb") as file:
@@ -335,7 +342,7 @@ def load_config(path: str | os.PathLike) -> RunConfig:
     except UnicodeDecodeError:
         raise ConfigError(f"{source}: not a config file (not UTF-8 text)") from None
     try:
-        document = yaml_text.load(text)
+        return yaml_text.load(text)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "YAML"
@@ -343,7 +350,6 @@ def load_config(path: str | os.PathLike) -> RunConfig:
         raise ConfigError(f"{source}: {where}: invalid YAML ({shorten(str(problem))})") from None
     except ValueError as err:  # e.g. an integer of more than 4300 digits
         raise ConfigError(f"{source}: YAML: invalid YAML ({shorten(str(err))})") from None
-    return parse_config(document, source, Path(path).parent)
 
 
 def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".") -> RunConfig:

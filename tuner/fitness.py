@@ -109,11 +109,6 @@ FITNESSES = _registry(
 )
 
 
-def options_of(kind: str, values: dict) -> dict:
-    """The keyword arguments of fitness ``kind`` out of the ``evaluation`` section's values."""
-    return {name: values[name] for name in FITNESSES[kind].params}
-
-
 def score_fitness(results: Sequence[GameResult], kind: str, **options) -> Fitness:
     """The fitness of a candidate from its games (in seed order)."""
     return FITNESSES[kind].estimate(results, **options)

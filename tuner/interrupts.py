@@ -35,6 +35,9 @@ _deferring = False
 class Interrupted(KeyboardInterrupt):
     """Ctrl-C or SIGTERM arrived; ``args[0]`` is the signal's number."""
 
+    def __str__(self) -> str:
+        return signal.Signals(self.args[0]).name
+
 
 def describe(interrupt: KeyboardInterrupt) -> str:
     """' (SIGTERM)' for an interrupt that SIGTERM raised, else '': what the last line says."""

@@ -148,7 +148,7 @@ def test_reading_configs_imports_no_numba(tmp_path):
     (guard / "numba").mkdir(parents=True)
     (guard / "numba" / "__init__.py").write_text(NUMBA_GUARD)
     env = {"PYTHONPATH": os.pathsep.join([str(guard), str(ROOT)])}
-    imported = subprocess.run([sys.executable, "-c", "import tuner.config, tuner.cli"],
+    imported = subprocess.run([sys.executable, "-c", "import tuner.config, cli.main"],
                               env={**os.environ, **env}, capture_output=True, text=True,
                               check=False)
     assert imported.returncode == 0, imported.stderr

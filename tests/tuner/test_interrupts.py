@@ -3,9 +3,14 @@ and one that comes while files that belong together are written waits until they
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
+
+from tuner import interrupts
 
 DROPPED_IN_A_FINALIZER = textwrap.dedent("""
     import os, signal, time
@@ -49,7 +54,7 @@ CTRL_C_WHILE_LOADING = textwrap.dedent("""
 
     class CtrlCOnImport(importlib.abc.MetaPathFinder):
         def find_spec(self, name, path, target=None):
-            if name == "engine.board":  # one of the modules tuner.cli loads
+            if name == "engine.board":  # one of the modules cli.main loads
                 os.kill(os.getpid(), signal.SIGINT)
                 time.sleep(0.1)
             return None
@@ -89,3 +94,20 @@ def test_a_signal_in_a_deferred_block_is_raised_at_the_end_of_the_outermost_one(
     done = subprocess.run([sys.executable, "-c", DEFERRED], capture_output=True, text=True,
                           timeout=60, check=False)
     assert done.stdout.split() == ["inner", "outer", "interrupted", "'SIGTERM'"], done.stderr
+
+
+def test_signals_held_back_are_recorded_and_handed_to_the_caller():
+    """How Ray's start-up and shutdown are kept from being cut half-way by Ctrl-C or SIGTERM."""
+    # a test run started in the background inherits SIGINT as ignored: Python's handler, as tune has
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        handlers = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+        with interrupts.held() as arrived:
+            os.kill(os.getpid(), signal.SIGINT)  # blocked: pending, taken by arrived()
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.05)  # nothing raised here
+            assert sorted(arrived()) == sorted([signal.SIGINT, signal.SIGTERM])
+        assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == handlers
+        assert not signal.sigpending()
+    finally:
+        signal.signal(signal.SIGINT, inherited)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -11,27 +10,9 @@ import time
 
 import pytest
 
-from tuner import ray_session
+from tuner import processes, ray_session
 
 # ---- start-up and shutdown under signals --------------------------------------------------------
-
-def test_signals_held_back_are_recorded_and_handed_to_the_caller():
-    """How Ray's start-up and shutdown are kept from being cut half-way by Ctrl-C or SIGTERM."""
-    # a test run started in the background inherits SIGINT as ignored: Python's handler, as tune has
-    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        handlers = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
-        held = ray_session._signals_held((signal.SIGINT, signal.SIGTERM))
-        with held as arrived:
-            os.kill(os.getpid(), signal.SIGINT)  # blocked: pending, taken by arrived()
-            os.kill(os.getpid(), signal.SIGTERM)
-            time.sleep(0.05)  # nothing raised here
-            assert sorted(arrived()) == sorted([signal.SIGINT, signal.SIGTERM])
-        assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == handlers
-        assert not signal.sigpending()
-    finally:
-        signal.signal(signal.SIGINT, inherited)
-
 
 def test_ray_keeps_its_sigterm_handler_to_itself_while_it_starts():
     from ray._private import utils
@@ -53,17 +34,17 @@ def test_processes_ray_leaves_behind_are_ended(code):
     """What close() does with the processes of an embedded Ray still running after shutdown."""
     leftover = subprocess.Popen([sys.executable, "-c", code])
     time.sleep(0.3)  # past the interpreter's start, so its SIGTERM handler is in place
-    start = ray_session._process_table()[leftover.pid][1]
+    start = processes._process_table()[leftover.pid][1]
     started = time.monotonic()
-    ray_session._end_leftovers({leftover.pid: start})
-    assert leftover.pid not in ray_session._process_table()  # ended, and reaped (no zombie)
-    assert time.monotonic() - started < 4 * ray_session.LEFTOVER_GRACE
+    processes.end_leftovers({leftover.pid: start})
+    assert leftover.pid not in processes._process_table()  # ended, and reaped (no zombie)
+    assert time.monotonic() - started < 4 * processes.LEFTOVER_GRACE
 
 
 def test_a_process_that_reused_a_pid_is_left_alone():
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
-        ray_session._end_leftovers({other.pid: "not its start time"})
+        processes.end_leftovers({other.pid: "not its start time"})
         assert other.poll() is None
     finally:
         other.kill()
@@ -84,7 +65,7 @@ def test_a_signal_while_ray_is_imported_is_acted_on_once_the_import_is_complete(
                 return None
 
         sys.meta_path.insert(0, InterruptWhenRayImports())
-        from tuner import ray_session
+        from tuner import processes, ray_session
         try:
             ray_session._import_ray()
         except KeyboardInterrupt:
