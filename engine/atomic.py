@@ -2,39 +2,135 @@
 
 The temporary file is named ``.{name}.tune2048-tmp-XXXXXXXX`` beside the target: a name only
 this writer makes, so cleaning up after a killed write never touches a user's own files.
+
+``check_target`` is the one rule for the paths tune writes (``--output``, ``--plot``, a run's
+files): a regular file, which is replaced whole, or a path that does not exist yet, in a
+directory that exists and can be written. A device, a FIFO, a socket, a directory or a symbolic
+link is refused, since renaming a file over it would replace it (``/dev/null`` itself, or the
+link instead of the file it points to); ``atomic_write`` applies the rule before it writes.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
+
+from engine.errors import BadInput
 
 TEMP_MARKER = ".tune2048-tmp-"
 # tempfile's random part is drawn from lowercase letters, digits and "_".
 _TEMP_NAME = re.compile(rf"\..+{re.escape(TEMP_MARKER)}[a-z0-9_]+")
+_KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
+
+
+class UnwritableTarget(BadInput):
+    """A path tune will not or cannot write a file at; the message names it and says why."""
+
+
+def check_target(path: str | os.PathLike, hint: str = "") -> None:
+    """Refuse, in one line naming ``path``, a path that ``atomic_write`` must not or cannot
+    write: anything but a regular file or a new name, or a name in a directory that is missing
+    or cannot be written. ``hint`` ends the message for a special file or a link (e.g. how to
+    write to standard output instead)."""
+    target = Path(path)
+    try:
+        found = os.lstat(target)
+    except (FileNotFoundError, NotADirectoryError):
+        found = None  # the directory is checked below
+    except OSError as err:  # ENAMETOOLONG, EACCES, ELOOP...
+        raise UnwritableTarget(f"{target}: cannot write: {err.strerror}") from None
+    if found is not None and stat.S_ISLNK(found.st_mode):
+        link = os.readlink(target)
+        dangling = "" if target.exists() else ", which does not exist"
+        raise UnwritableTarget(
+            f"{target}: cannot write: it is a symbolic link (to {link}{dangling}), and tune "
+            f"replaces a file whole, which would replace the link: give the file's own path"
+            f"{hint}")
+    if found is not None and not stat.S_ISREG(found.st_mode):
+        kind = next((name for test, name in _KINDS if test(found.st_mode)), "not a regular file")
+        raise UnwritableTarget(f"{target}: cannot write: it is {kind}, and tune writes regular "
+                               f"files only, replacing them whole"
+                               f"{'' if stat.S_ISDIR(found.st_mode) else hint}")
+    problem = directory_problem(target.parent)
+    if problem:
+        raise UnwritableTarget(f"{target}: cannot write: {problem}")
+
+
+def directory_problem(directory: Path) -> str | None:
+    """Why no file can be made in ``directory`` (missing, a file, not writable); None if one
+    can."""
+    if directory.is_dir():
+        if not os.access(directory, os.W_OK | os.X_OK):
+            return f"the directory {directory} is not writable"
+        return None
+    ancestor = directory
+    while not ancestor.exists() and not ancestor.is_symlink() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if ancestor.exists() and not ancestor.is_dir():
+        return f"{ancestor} is a file, not a directory"
+    return f"no such directory: {directory}"
 
 
 def atomic_write(path: str | os.PathLike, data: bytes | str) -> None:
     """Write ``data`` to a temporary file beside ``path``, flush it to disk, then rename it over.
 
     The file gets the mode a plain ``open`` would give it (``0o666`` less the umask), not the
-    ``0o600`` of ``tempfile.mkstemp``.
+    ``0o600`` of ``tempfile.mkstemp``. ``UnwritableTarget`` for a path ``check_target``
+    refuses; ``OSError`` when the write itself fails (a full disk): the file is then as it was.
     """
-    target = Path(path)
+    check_target(path)
+    tmp_name = _write_temp(Path(path), data)
+    try:
+        os.replace(tmp_name, path)
+    except BaseException:
+        Path(tmp_name).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_all(files: Sequence[tuple[str | os.PathLike, bytes | str]]) -> None:
+    """Write several files, none of them changed unless all could be written: each is written to
+    its temporary file and flushed first, and only then are they renamed into place, one after
+    another. A failure before the renames (a full disk) leaves every file as it was."""
+    for path, _data in files:
+        check_target(path)
+    temps: list[str] = []
+    try:
+        for path, data in files:
+            temps.append(_write_temp(Path(path), data))
+        for tmp_name, (path, _data) in zip(temps, files):
+            os.replace(tmp_name, path)
+    except BaseException:
+        for tmp_name in temps:
+            Path(tmp_name).unlink(missing_ok=True)
+        raise
+
+
+def _write_temp(target: Path, data: bytes | str) -> str:
+    """A flushed temporary file beside ``target`` holding ``data``; its name. Removed again if
+    writing it fails."""
     payload = data.encode() if isinstance(data, str) else data
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}{TEMP_MARKER}")
+    try:
+        fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}{TEMP_MARKER}")
+    except OSError as err:  # named after the file asked for, not the temporary one
+        raise OSError(err.errno, err.strerror, str(target)) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp_name, 0o666 & ~_umask())
-        os.replace(tmp_name, target)
+    except OSError as err:  # a full disk: ENOSPC from the write, the flush or the fsync
+        Path(tmp_name).unlink(missing_ok=True)
+        raise OSError(err.errno, err.strerror, str(target)) from None
     except BaseException:
         Path(tmp_name).unlink(missing_ok=True)
         raise
+    return tmp_name
 
 
 def _umask() -> int:

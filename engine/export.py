@@ -10,6 +10,9 @@
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import datetime
 import io
 import json
 import os
@@ -18,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.atomic import atomic_write
+from engine.atomic import UnwritableTarget, atomic_write_all, check_target
 from engine.errors import BadInput
 from engine.families import get_family
 from engine.families.classic import CLASSIC
@@ -127,8 +130,37 @@ def _header(loaded: WeightsFile, marker: str) -> dict:
         "family_name": get_family(loaded.family).name or loaded.family,
         "depth": loaded.depth,
         "weights": loaded.weights,
-        "provenance": loaded.provenance,
+        "provenance": _as_json(loaded.provenance, "provenance"),
     }
+
+
+def _as_json(value, path: str):
+    """``value`` in the types JSON has. A weights file's provenance is free-form YAML, whose
+    tagged values JSON lacks: ``!!binary`` becomes its base64 text (as the YAML wrote it),
+    ``!!timestamp`` its ISO 8601 text, ``!!set`` a sorted list; ``ExportError`` names any other
+    value by its key path."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, dict):
+        return {_json_key(key, path): _as_json(item, f"{path}.{key}")
+                for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_as_json(item, f"{path}[{i}]") for i, item in enumerate(value)]
+    if isinstance(value, (set, frozenset)):
+        return [_as_json(item, f"{path}[]") for item in sorted(value, key=repr)]
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    raise ExportError(f"{path}: a {type(value).__name__} value has no JSON form; remove it "
+                      "from the weights file or export with --format c")
+
+
+def _json_key(key, path: str) -> str | int | float | bool | None:
+    if key is None or isinstance(key, (bool, int, float, str)):
+        return key
+    rendered = _as_json(key, f"{path} (a key)")
+    return rendered if isinstance(rendered, str) else json.dumps(rendered)
 
 
 def write_tables(loaded: WeightsFile, directory: str | os.PathLike,
@@ -170,16 +202,25 @@ def write_tables(loaded: WeightsFile, directory: str | os.PathLike,
         "terms": terms,
     }
     stale = _previous_tables(directory, overwrite)
+    files = []
+    for name, table in tables.values():
+        buffer = io.BytesIO()
+        np.save(buffer, np.ascontiguousarray(table, dtype="<f8"), allow_pickle=False)
+        files.append((directory / name, buffer.getvalue()))
+    files.append((directory / MANIFEST, json.dumps(manifest, indent=2) + "\n"))
+    created = not directory.exists()
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise ExportError(f"{directory}: cannot create the directory: {err.strerror}") from None
-    written = []
-    for name, table in tables.values():
-        buffer = io.BytesIO()
-        np.save(buffer, np.ascontiguousarray(table, dtype="<f8"), allow_pickle=False)
-        written.append(write_file(directory / name, buffer.getvalue()))
-    written.append(write_file(directory / MANIFEST, json.dumps(manifest, indent=2) + "\n"))
+    try:
+        write_files(files)  # the manifest last: a previous export stays whole until all is written
+    except BaseException:
+        if created:
+            with contextlib.suppress(OSError):
+                directory.rmdir()
+        raise
+    written = [path for path, _data in files]
     for path in stale - set(written):
         path.unlink(missing_ok=True)
     return written
@@ -197,13 +238,21 @@ def _term_entry(term, file_of) -> dict:
 def _previous_tables(directory: Path, overwrite: bool) -> set[Path]:
     """The tables of a previous export in ``directory`` (empty if none); raises ExportError for
     a directory that may not be written into."""
+    if directory.is_symlink() and not directory.exists():
+        raise ExportError(f"{directory}: --output for --format tables is a symbolic link to "
+                          f"{os.readlink(directory)}, which does not exist")
     if directory.exists() and not directory.is_dir():
         raise ExportError(f"{directory}: --output for --format tables must be a directory")
-    if not directory.is_dir() or not any(directory.iterdir()):
-        return set()
     try:
-        previous = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        if not directory.is_dir() or not any(directory.iterdir()):
+            return set()
+        manifest = directory / MANIFEST
+        # a regular file only: a FIFO named manifest.json would block the read for ever
+        previous = json.loads(manifest.read_text(encoding="utf-8")) \
+            if manifest.is_file() and not manifest.is_symlink() else None
+    except (OSError, ValueError) as err:
+        if isinstance(err, OSError) and err.filename in (str(directory), directory):
+            raise ExportError(f"{directory}: cannot read: {err.strerror}") from None
         previous = None
     if isinstance(previous, dict) and previous.get("format") == TABLES_MARKER:
         return {path for path in directory.iterdir() if TABLE_FILE.fullmatch(path.name)}
@@ -213,13 +262,45 @@ def _previous_tables(directory: Path, overwrite: bool) -> set[Path]:
                       "write into it anyway")
 
 
+def check_tables_output(directory: str | os.PathLike, overwrite: bool) -> None:
+    """Refuse a ``--format tables`` output directory before anything is read or computed."""
+    _previous_tables(Path(directory), overwrite)
+
+
+def check_output(path: str | os.PathLike, source: str | os.PathLike | None = None) -> None:
+    """Refuse an ``--output`` file that cannot or must not be written (``engine.atomic
+    .check_target``: a device, a FIFO, a symbolic link, a directory, a missing or unwritable
+    directory), or that is the weights file ``source`` itself, before anything is read or
+    computed."""
+    try:
+        check_target(path, hint=" (leave out --output to write to standard output)")
+    except UnwritableTarget as err:
+        raise ExportError(str(err)) from None
+    try:
+        same = source is not None and os.path.samefile(path, source)
+    except OSError:
+        same = False  # one of them does not exist (a baseline's name, a new file)
+    if same:
+        raise ExportError(f"{path}: cannot write: it is the weights file being exported; give "
+                          "another --output")
+
+
 def write_file(path: Path, data: str | bytes) -> Path:
     """Write an export file atomically; ``ExportError`` says why it cannot be written."""
-    try:
-        atomic_write(path, data)
-    except OSError as err:
-        raise ExportError(f"{path}: cannot write: {err.strerror or err}") from None
+    write_files([(path, data)])
     return path
+
+
+def write_files(files: list[tuple[Path, str | bytes]]) -> None:
+    """Write export files all or none (``engine.atomic.atomic_write_all``); ``ExportError``
+    says why they cannot be written."""
+    try:
+        atomic_write_all(files)
+    except UnwritableTarget as err:
+        raise ExportError(str(err)) from None
+    except OSError as err:
+        where = err.filename or files[0][0]
+        raise ExportError(f"{where}: cannot write: {err.strerror or err}") from None
 
 
 def _comment(text: str) -> str:

@@ -18,8 +18,9 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from engine.families import get_family
+from engine.families import family_code, get_family
 from engine.families.base import Family
+from engine.families.guard import family_code_error
 from engine.heuristic import COMBINER_FLOOR, BoardTerm, HeuristicError, LineSum, combine
 
 # The largest |value| a board may take: far below float64's 1.8e308, so that the search's sums
@@ -37,14 +38,24 @@ def heuristic_problem(family: Family, vector: Sequence[float]) -> str | None:
     Reports a heuristic that cannot be built for arithmetic reasons (``math.pow`` overflows), a
     non-finite table entry, weight, exponent or per-rank value, and values too large to add up.
     The shape of the terms (known layouts, combiners, board terms) is left to the workspace.
+
+    Raises:
+        FamilyCodeError: the family's ``heuristic()`` raised anything else.
     """
+    return _problem(family, vector)[0]
+
+
+def _problem(family: Family, vector: Sequence[float]) -> tuple[str | None, ArithmeticError | None]:
+    """``heuristic_problem``, and the arithmetic error behind it if there was one."""
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the problem is reported below, not as a warning
         try:
-            heuristic = family.heuristic(np.asarray(vector, dtype=np.float64))
+            with family_code(family, "heuristic()", passing=(ArithmeticError,)):
+                heuristic = family.heuristic(np.asarray(vector, dtype=np.float64))
         except (ArithmeticError, HeuristicError) as err:
-            return f"computing it fails: {type(err).__name__}: {err}"
-        return terms_problem(heuristic)
+            arithmetic = err if isinstance(err, ArithmeticError) else None
+            return f"computing it fails: {type(err).__name__}: {err}", arithmetic
+        return terms_problem(heuristic), None
 
 
 def terms_problem(heuristic) -> str | None:
@@ -157,11 +168,20 @@ def caused_by(family: Family, vector: Sequence[float], names: Sequence[str]) -> 
 
 def diagnose(family: Family, vector: Sequence[float]) -> tuple[str, list[str]] | None:
     """None when the search can use the heuristic at ``vector``; else what is wrong and the
-    parameters to blame (see ``culprits``)."""
-    problem = heuristic_problem(family, vector)
+    parameters to blame (see ``culprits``).
+
+    Raises:
+        FamilyCodeError: the family's ``heuristic()`` raised, other than an arithmetic error
+            that some weight is to blame for (``math.pow`` overflowing at a huge power): a
+            division by zero at every weight is a bug in its code, named by file and line.
+    """
+    problem, arithmetic = _problem(family, vector)
     if problem is None:
         return None
-    return problem, culprits(family, vector)
+    blamed = culprits(family, vector)
+    if arithmetic is not None and not blamed:
+        raise family_code_error(family, "heuristic()", arithmetic) from arithmetic
+    return problem, blamed
 
 
 def weights_message(family: Family, vector: Sequence[float], problem: str,

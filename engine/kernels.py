@@ -32,6 +32,8 @@ import numpy as np
 from numba import njit
 from numba.extending import overload
 
+from engine.signals import deferred_interrupts
+
 # ---------------------------------------------------------------------------------------------
 # Workspace header (see engine/workspace.py for the term parameters, tables and transposition
 # table that follow it)
@@ -80,18 +82,39 @@ def _slide_left(line):
     return out, score
 
 
-@njit(cache=True)
+def _eager(signature: str):
+    """``njit(signature, cache=True)``, which loads (or compiles) the code at once: with Ctrl-C
+    held (``engine.signals``), since loading it must not be cut."""
+
+    def decorate(func):
+        with deferred_interrupts():
+            return njit(signature, cache=True)(func)
+
+    return decorate
+
+
 def _build_tables():
-    """Per-row XOR deltas for the four moves, merge scores, and per-row static facts."""
-    left = np.zeros(65536, np.uint64)
-    right = np.zeros(65536, np.uint64)
-    up = np.zeros(65536, np.uint64)
-    down = np.zeros(65536, np.uint64)
-    score_left = np.zeros(65536, np.float64)
-    score_right = np.zeros(65536, np.float64)
-    row_max = np.zeros(65536, np.uint64)
-    row_empty = np.zeros(65536, np.float64)
-    row_value_sum = np.zeros(65536, np.float64)
+    """Per-row XOR deltas for the four moves, merge scores, and per-row static facts.
+
+    The arrays are made here and filled by compiled code that returns nothing. A compiled
+    function that *returns* arrays boxes them by calling back into Python (numba reads each
+    array's dtype through ``_numba_unpickle``), where a pending Ctrl-C raises; numba's tuple
+    boxing does not check for that and stores NULL in the tuple, and unpacking it segfaulted
+    when Ctrl-C came at that moment of the import (tests/engine/test_interrupts.py).
+    """
+    uint64s = [np.zeros(65536, np.uint64) for _ in range(5)]
+    floats = [np.zeros(65536, np.float64) for _ in range(4)]
+    left, right, up, down, row_max = uint64s
+    score_left, score_right, row_empty, row_value_sum = floats
+    _fill_tables(left, right, up, down, score_left, score_right, row_max, row_empty,
+                 row_value_sum)
+    return left, right, up, down, score_left, score_right, row_max, row_empty, row_value_sum
+
+
+@njit(cache=True)
+def _fill_tables(left, right, up, down, score_left, score_right, row_max, row_empty,
+                 row_value_sum):
+    """Fill ``_build_tables``' arrays, one entry per 16-bit row."""
     line = np.zeros(4, np.int64)
     rev = np.zeros(4, np.int64)
     for row in range(65536):
@@ -120,20 +143,20 @@ def _build_tables():
         down[row] = np.uint64(col_right)
         score_left[row] = sc
         score_right[row] = sc_rev
-    return left, right, up, down, score_left, score_right, row_max, row_empty, row_value_sum
 
 
-(
-    LEFT_XOR,
-    RIGHT_XOR,
-    UP_XOR,
-    DOWN_XOR,
-    SCORE_LEFT,
-    SCORE_RIGHT,
-    ROW_MAX,
-    ROW_EMPTY,
-    ROW_VALUE_SUM,
-) = _build_tables()
+with deferred_interrupts():  # loading compiled code must not be cut (engine.signals)
+    (
+        LEFT_XOR,
+        RIGHT_XOR,
+        UP_XOR,
+        DOWN_XOR,
+        SCORE_LEFT,
+        SCORE_RIGHT,
+        ROW_MAX,
+        ROW_EMPTY,
+        ROW_VALUE_SUM,
+    ) = _build_tables()
 
 
 @njit(cache=True, inline="always")
@@ -169,7 +192,7 @@ def execute_move(board, direction):
     return ret
 
 
-@njit("float64(uint64, int64)", cache=True)
+@_eager("float64(uint64, int64)")
 def move_score(board, direction):
     """Points a move earns: the sum of the values of the tiles its merges create."""
     lines = transpose(board) if direction <= 1 else board
@@ -407,7 +430,7 @@ def heuristic_value(board, ws, terms):
     return leaf_value(board, ws, terms)
 
 
-@njit("void(float64[::1])", cache=True)
+@_eager("void(float64[::1])")
 def tt_clear(ws):
     """Empty the transposition table by walking the list of used slots."""
     base = np.int64(ws[WS_TT_OFF])
@@ -547,7 +570,7 @@ def splitmix64(state):
     return state, z ^ (z >> np.uint64(31))
 
 
-@njit("Tuple((uint64, uint64))(uint64, uint64)", cache=True)
+@_eager("Tuple((uint64, uint64))(uint64, uint64)")
 def spawn_tile(board, state):
     """Put a 2 (p 0.9) or a 4 (p 0.1) on a uniformly chosen empty cell; return (board, state).
 
@@ -594,3 +617,9 @@ def play_game(seed, depth, ws, max_moves, terms):
         board, state = spawn_tile(board, state)
         moves += 1
     return board, score, moves, ws[WS_MOVES]
+
+
+# What engine.rules calls from Python, loaded now with Ctrl-C held (the other kernels are loaded
+# per heuristic shape by engine.solver.compiled_kernels, held too).
+with deferred_interrupts():
+    execute_move(U0, np.int64(0))

@@ -17,8 +17,11 @@ import numpy as np
 from engine import finite, kernels
 from engine.board import Board, as_board
 from engine.defaults import DEFAULT_CUTOFF, MILESTONES
-from engine.families import Family, HeuristicError, get_family
+from engine.families import Family, HeuristicError, family_code, get_family
+from engine.families.guard import family_code_error
+from engine.families.registry import check_definition
 from engine.rules import Move, SpawnStream, apply_move, new_game
+from engine.signals import deferred_interrupts
 from engine.weights_file import MAX_DEPTH, read_weights
 from engine.workspace import build_workspace
 
@@ -54,7 +57,7 @@ class Solver:
     Args:
         family: a ``Family``, or a spec (``engine.families.get_family``): a built-in or
             registered name, ``module:Class``, or ``file.py:Class`` (relative to the working
-            directory; naming a file here imports it).
+            directory; naming a file or module here imports it).
         weights: {name: value}, a sequence in the family's parameter order, or None for defaults.
         depth: chance layers searched after each candidate move (0 = heuristic right after it).
         cutoff: cumulative-probability cutoff; 0 searches the exact fixed depth.
@@ -69,7 +72,7 @@ class Solver:
         cutoff: float = DEFAULT_CUTOFF,
         transposition: bool = True,
     ):
-        self.family = get_family(family) if isinstance(family, str) else family
+        self.family = get_family(family) if isinstance(family, str) else check_definition(family)
         if weights is None:
             weights = self.family.defaults()
         if isinstance(weights, Mapping):
@@ -85,18 +88,22 @@ class Solver:
         self.cutoff = float(cutoff)
         self.transposition = transposition
         try:
-            self._ws, self._terms = build_workspace(
-                self.family.heuristic(vector), self.cutoff, transposition
-            )
-        except (HeuristicError, ArithmeticError) as err:  # math.pow overflows: say which weight
+            with family_code(self.family, "heuristic()", passing=(ArithmeticError,)):
+                heuristic = self.family.heuristic(vector)
+            self._ws, self._terms = build_workspace(heuristic, self.cutoff, transposition)
+        except (HeuristicError, ArithmeticError) as err:
+            # math.pow overflowing at some weights is the weights' fault: say which weight; an
+            # arithmetic error no weight is to blame for is the family's code's
+            blame = finite.blame(self.family, vector)
+            if isinstance(err, ArithmeticError) and not blame:
+                raise family_code_error(self.family, "heuristic()", err) from err
             problem = str(err) if isinstance(err, HeuristicError) else (
                 f"computing it fails: {type(err).__name__}: {err}")
             raise HeuristicError(
-                f"family {self.family.name!r} at weights {self.weights}: {problem}"
-                f"{finite.blame(self.family, vector)}"
+                f"family {self.family.name!r} at weights {self.weights}: {problem}{blame}"
             ) from None
         self._values = np.zeros(4)
-        self._kernels = _compiled_kernels(numba.typeof(self._ws), numba.typeof(self._terms))
+        self._kernels = compiled_kernels(numba.typeof(self._ws), numba.typeof(self._terms))
 
     @classmethod
     def from_file(
@@ -106,13 +113,15 @@ class Solver:
         cutoff: float = DEFAULT_CUTOFF,
         transposition: bool = True,
         family_files: Collection[str | os.PathLike] = (),
+        family_modules: Collection[str] = (),
     ) -> Solver:
         """Load a weights file; search at the depth it records unless ``depth`` is given.
 
         A weights file whose family lives in a file loads only if that file is in
-        ``family_files``: reading a weights file never runs code that only it names.
+        ``family_files``, and one whose family is ``module:Class`` only if the module is in
+        ``family_modules``: reading a weights file never runs code that only it names.
         """
-        loaded = read_weights(path, family_files)
+        loaded = read_weights(path, family_files, family_modules)
         return cls(
             loaded.family,
             loaded.weights,
@@ -215,13 +224,16 @@ class _Kernels:
     heuristic_value: Callable
 
 
-def _compiled_kernels(workspace_type, terms_type) -> _Kernels:
+def compiled_kernels(workspace_type, terms_type) -> _Kernels:
+    """The kernels for one heuristic shape, loaded from numba's cache (or compiled) with Ctrl-C
+    held until they are (``engine.signals``)."""
     u64, i64, f64_array = numba.types.uint64, numba.types.int64, workspace_type
-    return _Kernels(
-        move_values=kernels.move_values.compile((u64, i64, f64_array, f64_array, terms_type)),
-        play_game=kernels.play_game.compile((u64, i64, f64_array, i64, terms_type)),
-        heuristic_value=kernels.heuristic_value.compile((u64, f64_array, terms_type)),
-    )
+    with deferred_interrupts():
+        return _Kernels(
+            move_values=kernels.move_values.compile((u64, i64, f64_array, f64_array, terms_type)),
+            play_game=kernels.play_game.compile((u64, i64, f64_array, i64, terms_type)),
+            heuristic_value=kernels.heuristic_value.compile((u64, f64_array, terms_type)),
+        )
 
 
 @dataclass(frozen=True)

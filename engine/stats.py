@@ -1,4 +1,10 @@
-"""Summaries of many games: mean and median score with a 95% interval, tile shares, speed."""
+"""Summaries of many games: mean and median score with a 95% interval, tile shares, speed; and
+numbers as a person reads them.
+
+Everything printed for people follows one convention: ``+/-`` is the half-width of a 95%
+confidence interval (``Z95`` standard errors), never a bare standard error. Files written for
+programs (``history.csv``'s ``best_stderr``, JSON) keep standard errors under their own names.
+"""
 
 from __future__ import annotations
 
@@ -61,3 +67,21 @@ def summarize(results: Sequence[GameResult]) -> Summary:
         mean_moves=moves / len(results),
         moves_per_second=moves / seconds if seconds > 0 else math.inf,
     )
+
+
+def readable(value: float, digits: int = 4) -> str:
+    """``value`` as a person reads it: thousands separators and no exponent for ordinary
+    magnitudes (33,820, not 3.382e+04), up to ``digits`` significant digits below that (0.132,
+    11.23, 0.5). Only the tiny keep an exponent, where zeros would hide the digits."""
+    if not math.isfinite(value) or value == 0:
+        return f"{value:g}"
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
+    if decimals > 6:
+        return f"{value:.{digits}g}"
+    text = f"{value:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if decimals else text
+
+
+def counted(count: int, noun: str) -> str:
+    """``count`` and ``noun``, plural unless one: "1 game", "1,536 games"."""
+    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"

@@ -14,9 +14,12 @@ A YAML mapping, format version 1::
     provenance: {...}           # free-form mapping; the tuner records how the weights were made
 
 This module alone reads and writes it. Reading checks everything and raises ``WeightsFileError``
-(a ``ValueError``) naming the file and the field; writing is atomic. A family in a file is
-imported only if the reader names that file in ``family_files``: a weights file is data, and
-reading one must not run code from a path written inside it.
+(a ``ValueError``) naming the file and the field; writing is atomic.
+
+Reading a weights file alone never runs code: only built-in and registered families load by
+name. A family in a file is imported only if the reader names that file in ``family_files``
+(``--family-file``), and a ``module:Class`` family only if the reader names the module in
+``family_modules`` (``--family-module``); otherwise reading refuses, saying which to add.
 """
 
 from __future__ import annotations
@@ -35,7 +38,8 @@ from engine.atomic import atomic_write
 from engine.baselines import baseline_names, baseline_path
 from engine.echo import echo, shorten
 from engine.errors import BadInput
-from engine.families import FamilyNotFound, UntrustedFamilyFile, get_family
+from engine.families import FamilyNotFound, UntrustedFamilyFile, UntrustedFamilyModule, get_family
+from engine.families.guard import shown_path
 from engine.families.registry import canonical_spec, relative_spec
 
 FORMAT_MARKER = "tune2048-weights"
@@ -77,12 +81,14 @@ def write_weights(path: str | os.PathLike, weights_file: WeightsFile) -> None:
     """Validate and write a weights file atomically."""
     directory = Path(path).parent
     text = weights_file.to_yaml(directory)
-    parse_weights(text, str(path), directory, True)  # never write a file we could not read back
+    parse_weights(text, str(path), directory, True, True)  # never write what cannot be read
     atomic_write(path, text)
 
 
 def read_weights(
-    path: str | os.PathLike, family_files: Collection[str | os.PathLike] = ()
+    path: str | os.PathLike,
+    family_files: Collection[str | os.PathLike] = (),
+    family_modules: Collection[str] = (),
 ) -> WeightsFile:
     """Read and validate a weights file.
 
@@ -90,6 +96,8 @@ def read_weights(
         path: the weights file, or the name of a shipped baseline (``classic-reference``; see
             ``engine.baselines``) where no file of that name exists.
         family_files: family files the user named: the only files whose code this may import.
+        family_modules: modules the user named: the only modules a ``module:Class`` family
+            may be imported from.
     """
     path = weights_path(path)
     try:
@@ -106,7 +114,7 @@ def read_weights(
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise WeightsFileError(f"{path}: not a weights file (not UTF-8 text)") from None
-    return parse_weights(text, str(path), Path(path).parent, family_files)
+    return parse_weights(text, str(path), Path(path).parent, family_files, family_modules)
 
 
 def weights_path(path: str | os.PathLike) -> Path:
@@ -130,11 +138,12 @@ def parse_weights(
     source: str,
     directory: str | os.PathLike = ".",
     family_files: bool | Collection[str | os.PathLike] = (),
+    family_modules: bool | Collection[str] = (),
 ) -> WeightsFile:
     """Validate the text of a weights file; ``source`` names it in error messages.
 
-    Family files are relative to ``directory`` and imported if ``family_files`` allows it (see
-    ``engine.families.get_family``).
+    Family files are relative to ``directory`` and imported if ``family_files`` allows it, a
+    family module if ``family_modules`` does (True: any; see ``engine.families.get_family``).
     """
 
     def fail(where: str, message: str) -> WeightsFileError:
@@ -174,9 +183,11 @@ def parse_weights(
         raise fail("family", f"expected a family name or spec of at most {MAX_SPEC} characters, "
                              f"got {echo(spec)}")
     try:
-        family = get_family(spec, directory, family_files)
+        family = get_family(spec, directory, family_files, family_modules)
     except UntrustedFamilyFile as err:
-        raise fail("family", f"{err}: add --family-file {_shown(err.path)}") from None
+        raise fail("family", f"{err}: add --family-file {shown_path(err.path)}") from None
+    except UntrustedFamilyModule as err:
+        raise fail("family", f"{err}: add --family-module {err.module}") from None
     except FamilyNotFound as err:
         raise fail("family", str(err)) from None
     depth = document["depth"]
@@ -211,11 +222,3 @@ def parse_weights(
     ordered = {name: values[name] for name in family.param_names}
     return WeightsFile(family=canonical_spec(spec, directory), weights=ordered, depth=depth,
                        provenance=provenance)
-
-
-def _shown(path: Path) -> str:
-    """A path as a user would type it here: relative to the working directory if below it."""
-    try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)

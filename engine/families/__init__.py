@@ -2,7 +2,9 @@
 
 Write a family with ``Family``, ``Param``, the ``row_*`` helpers and the heuristic terms
 (``Heuristic``, ``LineSum``, ``BoardTerm``); find one with ``get_family(spec)``. A new built-in
-family is a module in this package and one line in ``registry.FAMILIES``.
+family is a module in this package and one line in ``registry.FAMILIES``. Call into a family's
+own code through ``family_code`` (``engine.families.guard``): whatever it raises is then one
+``FamilyCodeError`` line.
 """
 
 from engine.families.base import (
@@ -14,11 +16,19 @@ from engine.families.base import (
     row_ranks,
     row_values,
 )
+from engine.families.errors import (
+    FamilyCodeError,
+    FamilyDefinitionError,
+    FamilyNotFound,
+    UntrustedFamily,
+    UntrustedFamilyFile,
+    UntrustedFamilyModule,
+)
+from engine.families.guard import family_code
 from engine.families.registry import (
     ENTRY_POINT_GROUP,
     FAMILIES,
-    FamilyNotFound,
-    UntrustedFamilyFile,
+    family_source_digest,
     get_family,
 )
 from engine.heuristic import BoardTerm, Heuristic, HeuristicError, LineSum, combine
@@ -28,13 +38,19 @@ __all__ = [
     "FAMILIES",
     "BoardTerm",
     "Family",
+    "FamilyCodeError",
+    "FamilyDefinitionError",
     "FamilyNotFound",
     "Heuristic",
     "HeuristicError",
     "LineSum",
     "Param",
+    "UntrustedFamily",
     "UntrustedFamilyFile",
+    "UntrustedFamilyModule",
     "combine",
+    "family_code",
+    "family_source_digest",
     "get_family",
     "grid_lines",
     "rank_powers",

@@ -10,22 +10,33 @@ wrong:
    1e-9 (of the larger of the value and the heuristic's scale, since terms may cancel) on random
    boards and on every position of real games;
 4. live over dead: every live board checked scores above 0, a dead board's value, as the search
-   sees it; and a depth-1 search on real positions gives finite values.
+   sees it; and a depth-1 search on real positions gives finite values, above 0 for every move
+   but one after which every spawn loses (worth 0 exactly, as a dead board).
+
+A heuristic may be negative everywhere: the search floors leaf values (``engine.kernels``), so
+live boards still beat dead ones. Whatever the family's own code raises is one line naming its
+file and line (``FamilyCodeError``, ``engine.families.guard``); a family whose ``params`` the
+engine cannot use at all is refused first (``FamilyDefinitionError``).
 """
 
 from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 
 from engine import kernels
 from engine.board import board_to_ranks, format_board_text, ranks_to_board
+from engine.echo import echo
 from engine.errors import BadInput
 from engine.families.base import Family
+from engine.families.errors import FamilyDefinitionError
+from engine.families.guard import family_code
+from engine.families.registry import check_definition
 from engine.heuristic import HeuristicError
-from engine.rules import is_game_over
-from engine.solver import Solver
+from engine.rules import Move, apply_move, is_game_over
+from engine.solver import Solver, compiled_kernels
 from engine.workspace import build_workspace
 
 TOLERANCE = 1e-9
@@ -39,7 +50,12 @@ class FamilyCheckError(BadInput):
 
 
 def check_family(family: Family, boards: int = 10_000, seed: int = 0) -> list[str]:
-    """Run every check; return one line per check passed, or raise ``FamilyCheckError``."""
+    """Run every check; return one line per check passed, or raise ``FamilyCheckError`` (or
+    ``FamilyDefinitionError``, ``FamilyCodeError``: see the module docstring)."""
+    try:
+        check_definition(family)
+    except FamilyDefinitionError as err:
+        raise FamilyCheckError(str(err)) from None
     rng = np.random.default_rng(seed)
     done = [_check_params(family)]
     weight_sets = [family.vector(family.defaults())] + [
@@ -89,23 +105,31 @@ def _check_params(family: Family) -> str:
 def _compiled(family: Family, weights: np.ndarray):
     """A function giving the compiled, unfloored heuristic of a grid at these weights."""
     try:
-        heuristic = family.heuristic(weights)
+        with family_code(family, f"heuristic() at weights {_named(family, weights)}"):
+            heuristic = family.heuristic(weights)
         ws, terms = build_workspace(heuristic, 0.0, False, 1)
     except HeuristicError as err:
         raise FamilyCheckError(f"at weights {_named(family, weights)}: {err}") from None
     ws[kernels.WS_FLOOR] = -np.inf  # h >= -inf always: heuristic_value returns the raw h
     scale = heuristic.scale()
+    heuristic_value = compiled_kernels(numba.typeof(ws), numba.typeof(terms)).heuristic_value
 
     def evaluate(ranks) -> tuple[float, float]:
         board = np.uint64(ranks_to_board(ranks))
-        return float(kernels.heuristic_value(board, ws, terms)), scale
+        return float(heuristic_value(board, ws, terms)), scale
 
     return evaluate
 
 
 def _compare(family: Family, weights: np.ndarray, evaluate, ranks) -> None:
     got, scale = evaluate(ranks)
-    expected = float(family.reference(ranks, weights))
+    with family_code(family, "reference()"):
+        expected = family.reference(ranks, weights)
+    if isinstance(expected, bool) or not isinstance(expected, (int, float, np.integer,
+                                                                np.floating)):
+        raise FamilyCheckError(f"reference() returned {type(expected).__name__} {echo(expected)}, "
+                               "expected a number")
+    expected = float(expected)
     if not math.isfinite(got) or not math.isclose(
         got, expected, rel_tol=TOLERANCE, abs_tol=TOLERANCE * scale
     ):
@@ -135,14 +159,25 @@ def _check_live_over_dead(family, weight_sets, random_boards, positions) -> str:
                     f"a live board scores {value!r} (a dead board scores 0) at weights "
                     f"{_named(family, weights)}: board {format_board_text(board)}")
         for ranks in positions[:: max(len(positions) // 50, 1)]:
-            values = [v for v in solver.move_values(ranks_to_board(ranks)).values()
-                      if v is not None]
-            if not all(math.isfinite(v) and v > 0 for v in values):
-                raise FamilyCheckError(
-                    f"a depth-1 search gives {values} at weights {_named(family, weights)} on "
-                    f"board {format_board_text(ranks_to_board(ranks))}")
+            board = ranks_to_board(ranks)
+            values = solver.move_values(board)
+            for move, value in values.items():
+                # a move after which every spawn loses is worth 0, as a dead board
+                if value is not None and not (math.isfinite(value) and (
+                        value > 0 or value == 0 and _loses_at_once(board, move))):
+                    shown = [v for v in values.values() if v is not None]
+                    raise FamilyCheckError(
+                        f"a depth-1 search gives {shown} ({move} {value!r}) at weights "
+                        f"{_named(family, weights)} on board {format_board_text(board)}")
     return (f"search: {len(live):,} live boards score above a dead one (0) and depth-1 searches "
             f"give finite values, at every weight vector")
+
+
+def _loses_at_once(board: int, move: Move) -> bool:
+    """Whether every spawn after ``move`` leaves a board with no legal move."""
+    moved, _ = apply_move(board, move)
+    empty = [i for i in range(16) if not (moved >> (4 * i)) & 0xF]
+    return all(is_game_over(moved | (rank << (4 * i))) for i in empty for rank in (1, 2))
 
 
 def _random_ranks(rng, density: float) -> list[list[int]]:

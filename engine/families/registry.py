@@ -10,31 +10,61 @@ A spec is one of:
   directory of the YAML file that names it (a config, a run's stored config, a weights file), or
   to the working directory on the command line.
 
-The class is a subclass of ``engine.families.Family`` (an instance works too). Importing a family
-runs its code, so files are imported only where the caller allows it: always for configs and the
-command line (a config is as trusted as the code it names), but for a weights file only when the
-user names the same file too (``--family-file``): a weights file is data, and reading one must
-not run code from a path written inside it. Installed and registered families are code the user
-installed, so weights files may name them.
+The class is a subclass of ``engine.families.Family`` (an instance works too); its ``params``
+are checked when it is found (``check_definition``). Everything the family's own code raises on
+the way (importing it, creating it, reading its params) is one ``FamilyCodeError`` line naming
+its file and line (``engine.families.guard``).
+
+The trust rule. Importing a family runs its code, so files and modules are imported only where
+the caller allows it: always for configs and the command line (a config is as trusted as the
+code it names), but for a weights file only when the user names the same file or module too
+(``--family-file``, ``--family-module``; ``allow_files`` and ``allow_modules`` here): a weights
+file is data, and reading one must never run code, not even an installed module's (``this``,
+``antigravity`` and ``venv.__main__`` act when imported). Built-in and registered families are
+code the user installed as tune2048 families, so weights files may name them.
+
+Ray workers import a family file from a package of its own, named after the file's path and
+content (``ship_family``), so that two files of one name never collide there.
 """
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib
 import importlib.metadata
 import importlib.util
+import math
+import numbers
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Collection
+from functools import cache
 from pathlib import Path
 from types import ModuleType
 
-from engine.errors import BadInput
-from engine.families.base import Family
+from engine.echo import echo
+from engine.families.base import Family, Param
 from engine.families.classic import CLASSIC
 from engine.families.combined import COMBINED
+from engine.families.errors import (  # noqa: F401 - importable from here, as before
+    FamilyCodeError,
+    FamilyDefinitionError,
+    FamilyNotFound,
+    UntrustedFamily,
+    UntrustedFamilyFile,
+    UntrustedFamilyModule,
+)
 from engine.families.features import FEATURES
+from engine.families.guard import (
+    SHIPPED_PREFIX,
+    SOURCE_ATTRIBUTE,
+    family_code,
+    family_code_error,
+    shown_path,
+)
 from engine.families.ranked import RANKED
 from engine.families.snake import SNAKE
 
@@ -43,17 +73,6 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (CLASSIC, SNAKE, FEATURES, COM
 
 _loaded: dict[str, Family] = {}  # canonical spec -> family, so each spec is imported once
 
-
-class FamilyNotFound(BadInput):
-    """A family spec names nothing usable; the message says what is missing."""
-
-
-class UntrustedFamilyFile(FamilyNotFound):
-    """A family file named by a weights file that the user did not name too."""
-
-    def __init__(self, message: str, path: Path):
-        super().__init__(message)
-        self.path = path
 
 
 def is_file_spec(spec: str) -> bool:
@@ -105,6 +124,7 @@ def get_family(
     spec: str,
     base_dir: str | os.PathLike | None = None,
     allow_files: bool | Collection[str | os.PathLike] = True,
+    allow_modules: bool | Collection[str] = True,
 ) -> Family:
     """The family a spec names.
 
@@ -113,12 +133,17 @@ def get_family(
         base_dir: what a relative file path is relative to (default: the working directory).
         allow_files: True to import any family file; otherwise only files in this collection
             (a weights file's family runs only if the user named the file too).
+        allow_modules: True to import any module; otherwise only the modules named in this
+            collection (exactly: ``mypkg.families`` for ``mypkg.families:Mine``).
 
     Raises:
-        FamilyNotFound: the spec names nothing, or the file is not allowed (UntrustedFamilyFile).
+        FamilyNotFound: the spec names nothing; the file or module is not allowed
+            (``UntrustedFamilyFile``, ``UntrustedFamilyModule``, checked before anything is
+            imported); the family's own code raised (``FamilyCodeError``); its definition is
+            unusable (``FamilyDefinitionError``).
     """
     if not isinstance(spec, str) or not spec:
-        raise FamilyNotFound(f"expected a family name or spec, got {spec!r}")
+        raise FamilyNotFound(f"expected a family name or spec, got {echo(spec)}")
     if spec in FAMILIES:
         return FAMILIES[spec]
     canonical = canonical_spec(spec, base_dir)
@@ -130,45 +155,187 @@ def get_family(
             raise UntrustedFamilyFile(
                 f"family {spec!r} is code in a file, which runs only when you name the file "
                 f"too", path)
+    elif ":" in spec:
+        module_name, _, class_name = spec.rpartition(":")
+        if not module_name or module_name.startswith(".") or not class_name:
+            raise FamilyNotFound(f"family {spec!r}: expected module:Class (an installed module "
+                                 "and a class in it) or file.py:Class")
+        if allow_modules is not True and module_name not in (allow_modules or ()):
+            raise UntrustedFamilyModule(
+                f"family {spec!r} is code in module {module_name}, which runs only when you "
+                f"name the module too", module_name)
     if canonical in _loaded:
         return _loaded[canonical]
     if is_file_spec(spec):
-        family = _from_module(_import_file(path), spec)
+        family = _from_module(_import_file(path, canonical), canonical)
     elif ":" in spec:
-        module_name = spec.rpartition(":")[0]
-        family = _from_module(_import_module(module_name, spec), spec)
+        family = _from_module(_import_module(spec.rpartition(":")[0], spec), spec)
     else:
         entry = registered().get(spec)
         if entry is None:
             raise FamilyNotFound(
                 f"unknown family {spec!r} (built-in: {', '.join(FAMILIES)}; registered: "
                 f"{', '.join(registered()) or 'none'}; or give module:Class or file.py:Class)")
-        family = _as_family(_load_entry(entry), spec)
+        with family_code(spec, "loading it"):
+            found = entry.load()
+        family = _as_family(found, spec)
     _loaded[canonical] = family
     return family
 
 
-def module_to_ship(spec: str) -> str | ModuleType | None:
-    """What Ray must ship to workers so that they can import a family: a file's path, a module's
-    top-level package, or None for the built-ins (installed with tune2048 on every node)."""
+def spec_of(family: Family) -> str | None:
+    """The spec this family was found by (a built-in's name, a file's canonical spec), or None
+    for a family that ``get_family`` did not find."""
+    for name, known in FAMILIES.items():
+        if known is family:
+            return name
+    return next((spec for spec, known in _loaded.items() if known is family), None)
+
+
+def check_definition(family: Family, spec: str | None = None) -> Family:
+    """Refuse a family whose definition the engine cannot use: ``params`` that are not a tuple
+    (or list) of ``Param`` with unique identifier names, numbers for default, low and high, and
+    a finite default. Finite ranges, defaults inside them and docs are ``check_family``'s
+    (``tune family check``). Returns the family.
+
+    Raises:
+        FamilyDefinitionError: one line naming the family and the fault.
+        FamilyCodeError: reading ``params`` raised.
+    """
+    spec = spec or spec_of(family) or f"{type(family).__module__}:{type(family).__qualname__}"
+
+    def fail(message: str) -> FamilyDefinitionError:
+        return FamilyDefinitionError(f"family {_shown_spec(spec)!r}: {message}")
+
+    with family_code(spec, "reading its params"):
+        params = family.params
+    if not isinstance(params, (tuple, list)):
+        raise fail(f"params must be a tuple of engine.families.Param, got "
+                   f"{type(params).__name__} {echo(params)}")
+    seen = set()
+    for i, param in enumerate(params):
+        if not isinstance(param, Param):
+            raise fail(f"params[{i}] must be an engine.families.Param, got "
+                       f"{type(param).__name__} {echo(param)}")
+        if not isinstance(param.name, str) or not param.name.isidentifier():
+            raise fail(f"params[{i}]: a parameter's name must be an identifier, got "
+                       f"{echo(param.name)}")
+        if param.name in seen:
+            raise fail(f"parameter {param.name!r} is declared twice (params: "
+                       f"{', '.join(p.name for p in params)})")
+        seen.add(param.name)
+        for field in ("default", "low", "high"):
+            value = getattr(param, field)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or (
+                    field == "default" and not math.isfinite(value)):
+                raise fail(f"parameter {param.name!r}: {field} must be a "
+                           f"{'finite ' if field == 'default' else ''}number, got {echo(value)}")
+    return family
+
+
+def ship_family(spec: str) -> tuple[str | ModuleType | None, str]:
+    """What Ray must ship to workers so that they can import a family, and the spec it goes by
+    there: (None, spec) for a built-in (installed with tune2048 on every node); for a module or
+    registered family, the module's top-level package and the same spec; for a file, a package
+    of its own holding a copy of it, and ``PACKAGE.STEM:Class``.
+
+    The package's name is made of the file's path and content, so that two files of one name
+    (``a/fam.py``, ``b/fam.py``) never collide on a worker, and an edited file is a new package.
+    It also records the file's path here (``__tune2048_source__``), which messages from
+    workers show.
+    """
     if spec in FAMILIES:
-        return None
+        return None, spec
     if is_file_spec(spec):
-        return str(file_spec_path(spec))
-    if ":" not in spec:
+        path = file_spec_path(spec)
+        try:
+            content = path.read_bytes()
+        except OSError as err:
+            raise FamilyNotFound(f"family file {path}: cannot read it: {err.strerror}") from None
+        package = SHIPPED_PREFIX + hashlib.sha256(
+            os.fsencode(path) + b"\0" + content).hexdigest()[:16]
+        folder = _shipping_dir() / package
+        if not folder.is_dir():
+            building = _shipping_dir() / f"{package}.building"
+            shutil.rmtree(building, ignore_errors=True)
+            building.mkdir()
+            (building / "__init__.py").write_text(
+                f'"""{path.name}, shipped by tune2048 to its Ray workers."""\n\n'
+                f"{SOURCE_ATTRIBUTE} = {str(path)!r}\n", encoding="utf-8")
+            (building / path.name).write_bytes(content)
+            building.rename(folder)
+        return str(folder), f"{package}.{path.stem}:{spec.rpartition(':')[2]}"
+    module_spec = spec if ":" in spec else None
+    if module_spec is None:
         entry = registered().get(spec)
         if entry is None:
-            return None
-        spec = entry.value
-    top = spec.rpartition(":")[0].partition(".")[0]
-    return sys.modules.get(top) or importlib.import_module(top)
+            return None, spec
+        module_spec = entry.value
+    top = module_spec.rpartition(":")[0].partition(".")[0]
+    return sys.modules.get(top) or importlib.import_module(top), spec
+
+
+def module_to_ship(spec: str) -> str | ModuleType | None:
+    """What Ray must ship to workers for a family (see ``ship_family``)."""
+    return ship_family(spec)[0]
 
 
 def worker_spec(spec: str) -> str:
-    """The spec a Ray worker resolves: a shipped file is importable there as a module."""
+    """The spec a Ray worker resolves (see ``ship_family``)."""
+    return ship_family(spec)[1]
+
+
+def family_source_digest(spec: str, base_dir: str | os.PathLike | None = None) -> str | None:
+    """The sha256 (hex) of a family's source, to notice that it changed between two runs: a
+    file family's file, a module family's source file; None for built-in and registered
+    families (installed code, versioned with their package) and a module with no source file.
+
+    Imports no family code (a module's parent packages may be imported to find it).
+
+    Raises:
+        FamilyNotFound: the file or module cannot be found or read.
+    """
+    if not isinstance(spec, str) or spec in FAMILIES or ":" not in spec:
+        return None
     if is_file_spec(spec):
-        return f"{file_spec_path(spec).stem}:{spec.rpartition(':')[2]}"
-    return spec
+        path = file_spec_path(spec, base_dir)
+    else:
+        source = _module_source(spec.rpartition(":")[0], spec)
+        if source is None:
+            return None
+        path = Path(source)
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as err:
+        raise FamilyNotFound(f"family {spec!r}: cannot read {path}: {err.strerror}") from None
+
+
+def file_module_name(path: str | os.PathLike) -> str:
+    """The name a family file is imported under in this process: one per path, used by no
+    other import."""
+    return "tune2048_family_file_" + hashlib.sha256(str(path).encode()).hexdigest()[:16]
+
+
+def _module_source(module_name: str, spec: str) -> str | None:
+    module = sys.modules.get(module_name)
+    if module is not None:
+        return getattr(module, "__file__", None)
+    try:
+        with family_code(spec, "finding it", passing=(ModuleNotFoundError, ValueError)):
+            found = importlib.util.find_spec(module_name)
+    except (ModuleNotFoundError, ValueError):
+        found = None
+    if found is None:
+        raise FamilyNotFound(f"family {spec!r}: no module named {module_name!r} is installed")
+    return found.origin if found.has_location else None
+
+
+@cache
+def _shipping_dir() -> Path:
+    """Where this process stages the packages it ships (removed when it exits)."""
+    folder = Path(tempfile.mkdtemp(prefix="tune2048-shipped-families-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
 
 
 def _is_one_of(path: Path, allowed: Collection[str | os.PathLike]) -> bool:
@@ -181,9 +348,8 @@ def _is_one_of(path: Path, allowed: Collection[str | os.PathLike]) -> bool:
     return False
 
 
-def _import_file(path: Path) -> ModuleType:
-    # one module per file path, under a name no other import uses
-    name = "tune2048_family_" + hashlib.sha256(str(path).encode()).hexdigest()[:16]
+def _import_file(path: Path, spec: str) -> ModuleType:
+    name = file_module_name(path)
     if name in sys.modules:
         return sys.modules[name]
     module_spec = importlib.util.spec_from_file_location(name, path)
@@ -192,55 +358,49 @@ def _import_file(path: Path) -> ModuleType:
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[name] = module
     try:
-        module_spec.loader.exec_module(module)
-    except Exception as err:  # the user's code may raise anything
+        with family_code(spec, "importing it"):
+            module_spec.loader.exec_module(module)
+    except BaseException:
         del sys.modules[name]
-        raise FamilyNotFound(f"importing family file {path} failed: {_describe(err)}") from err
+        raise
     return module
 
 
 def _import_module(module_name: str, spec: str) -> ModuleType:
     try:
-        return importlib.import_module(module_name)
+        with family_code(spec, "importing it", passing=(ModuleNotFoundError,)):
+            return importlib.import_module(module_name)
     except ModuleNotFoundError as err:
-        missing = f"no module named {err.name!r} is installed"
-        raise FamilyNotFound(f"family {spec!r}: {missing}") from None
-    except Exception as err:  # the user's code may raise anything
-        raise FamilyNotFound(f"family {spec!r}: importing {module_name} failed: "
-                             f"{_describe(err)}") from err
-
-
-def _load_entry(entry: importlib.metadata.EntryPoint):
-    try:
-        return entry.load()
-    except Exception as err:  # the user's code may raise anything
-        raise FamilyNotFound(f"family {entry.name!r} (registered as {entry.value}): loading it "
-                             f"failed: {_describe(err)}") from err
+        if err.name and (module_name + ".").startswith(err.name + "."):  # it, or its package
+            raise FamilyNotFound(
+                f"family {spec!r}: no module named {err.name!r} is installed") from None
+        raise family_code_error(spec, "importing it", err) from err  # an import inside it
 
 
 def _from_module(module: ModuleType, spec: str) -> Family:
     class_name = spec.rpartition(":")[2]
-    if not hasattr(module, class_name):
-        raise FamilyNotFound(f"family {spec!r}: {class_name!r} is not defined in "
-                             f"{getattr(module, '__file__', None) or module.__name__}")
-    return _as_family(getattr(module, class_name), spec)
+    missing = object()
+    with family_code(spec, f"looking up {class_name}"):
+        found = getattr(module, class_name, missing)
+    if found is missing:
+        where = shown_path(module.__file__) if module.__file__ else module.__name__
+        raise FamilyNotFound(f"family {_shown_spec(spec)!r}: {class_name!r} is not defined in "
+                             f"{where}")
+    return _as_family(found, spec)
 
 
 def _as_family(obj, spec: str) -> Family:
     if isinstance(obj, type) and issubclass(obj, Family):
-        try:
+        with family_code(spec, "creating it"):
             obj = obj()
-        except Exception as err:  # the user's code may raise anything
-            message = f"family {spec!r}: creating it failed: {_describe(err)}"
-            raise FamilyNotFound(message) from err
     if not isinstance(obj, Family):
-        raise FamilyNotFound(f"family {spec!r}: {obj!r} is not a subclass of "
+        raise FamilyNotFound(f"family {_shown_spec(spec)!r}: {echo(obj)} is not a subclass of "
                              "engine.families.Family")
-    return obj
+    return check_definition(obj, spec)
 
 
-def _describe(err: BaseException) -> str:
-    where = ""
-    if isinstance(err, SyntaxError) and err.lineno:
-        where = f" (line {err.lineno})"
-    return f"{type(err).__name__}: {err}{where}"[:300]
+def _shown_spec(spec: str) -> str:
+    """A spec as messages show it: a file's path as the user would type it."""
+    if is_file_spec(spec):
+        return f"{shown_path(file_spec_path(spec))}:{spec.rpartition(':')[2]}"
+    return spec

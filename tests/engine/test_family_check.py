@@ -97,3 +97,116 @@ def test_a_reference_mismatch_shows_a_board_the_user_can_paste():
     board = parse_board_text(board_text)  # what tune play --board accepts
     ranks = [[(board >> (16 * r + 4 * c)) & 15 for c in range(4)] for r in range(4)]
     assert ranks_to_board(ranks) == board and any(11 in row for row in ranks)
+
+
+# ---- heuristics that are negative everywhere are legitimate -----------------------------------
+
+class NegativeEverywhere(Empty):
+    """-1000 - w * empty per line: every table entry below 0, more empty cells worse."""
+
+    def heuristic(self, weights):
+        return Heuristic((LineSum("shared", (-1000.0 - super().heuristic(weights).terms[0]
+                                             .tables[0],)),))
+
+    def reference(self, ranks, weights):
+        return -8000.0 - super().reference(ranks, weights)
+
+
+class ConstantNegative(Empty):
+    """-1 on every line: every board alike, so the player takes the first legal move and meets
+    positions where a move loses at once (a depth-1 value of exactly 0) within a few games."""
+
+    def heuristic(self, weights):
+        return Heuristic((LineSum("shared", (np.full(65536, -float(weights[0])),)),))
+
+    def reference(self, ranks, weights):
+        return -8.0 * float(weights[0])
+
+
+@pytest.mark.parametrize("family", [NegativeEverywhere(), ConstantNegative()],
+                         ids=["minus-1000-minus-empty", "constant-minus-1"])
+def test_a_heuristic_negative_everywhere_passes(family):
+    passed = check_family(family, boards=300)
+    assert passed[-1].startswith("search: ")
+
+
+def test_a_move_worth_zero_that_does_not_lose_at_once_is_still_refused(monkeypatch):
+    from engine.families import check
+
+    monkeypatch.setattr(check, "_loses_at_once", lambda board, move: False)
+    with pytest.raises(FamilyCheckError, match=r"a depth-1 search gives \[.*\] \(\w+ 0\.0\)"):
+        check_family(ConstantNegative(), boards=300)
+
+
+# ---- what a family hands back, of the wrong kind: one line each --------------------------------
+
+class ReturnsNone(Empty):
+    def heuristic(self, weights):
+        return None
+
+
+class ObjectTable(Empty):
+    def heuristic(self, weights):
+        return Heuristic((LineSum("shared", (np.array(["x"] * 65536, dtype=object),)),))
+
+
+class BoolTable(Empty):
+    def heuristic(self, weights):
+        return Heuristic((LineSum("shared", (np.zeros(65536, dtype=bool),)),))
+
+
+class TwoDimensionalTable(Empty):
+    def heuristic(self, weights):
+        return Heuristic((LineSum("shared", (np.zeros((65536, 1)),)),))
+
+
+class ListOfTerms(Empty):
+    def heuristic(self, weights):
+        return [LineSum("shared", (np.zeros(65536),))]
+
+
+class ReferenceReturnsNone(Empty):
+    def reference(self, ranks, weights):
+        return None
+
+
+class ReferenceReturnsText(Empty):
+    def reference(self, ranks, weights):
+        return "12"
+
+
+@pytest.mark.parametrize(
+    ("family", "message"),
+    [
+        (ReturnsNone(), r"^at weights \{w: 1\}: a family's heuristic\(\) must return a .*None$"),
+        (ListOfTerms(), r"must return a Heuristic with at least one term, got \[LineSum"),
+        (ObjectTable(), r"term 0 \(LineSum 'shared'\), table 0: expected a numeric dtype, got obj"),
+        (BoolTable(), r"table 0: expected a numeric dtype, got bool$"),
+        (TwoDimensionalTable(), r"table 0: expected shape \(65536,\), got \(65536, 1\)$"),
+        (ReferenceReturnsNone(), r"^reference\(\) returned NoneType None, expected a number$"),
+        (ReferenceReturnsText(), r"^reference\(\) returned str '12', expected a number$"),
+    ],
+)
+def test_what_a_family_returns_of_the_wrong_kind_is_one_line(family, message):
+    with pytest.raises(FamilyCheckError, match=message) as err:
+        check_family(family, boards=30)
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ("w", r"params must be a tuple of engine.families.Param, got str 'w'"),
+        (None, r"params must be a tuple of engine.families.Param, got NoneType None"),
+        (Param("w", 1.0, 0.5, 2.0, "x"), r"params must be a tuple .*, got Param"),
+        ((("w", 1.0, 0.5, 2.0, "x"),), r"params\[0\] must be an engine.families.Param, got tuple"),
+        ((Param("w", "1", 0.5, 2.0, "x"),), "parameter 'w': default must be a finite number"),
+        ((Param("w", 1.0, 0.5, 2.0, "x"), Param("v", 1.0, 0.5, 2.0, "y"),
+          Param("w", 1.0, 0.5, 2.0, "z")), r"parameter 'w' is declared twice \(params: w, v, w\)"),
+    ],
+)
+def test_params_the_engine_cannot_use_are_one_line(params, message):
+    family = type("Custom", (Empty,), {"params": params})()
+    with pytest.raises(FamilyCheckError, match=message) as err:
+        check_family(family, boards=30)
+    assert "\n" not in str(err.value)

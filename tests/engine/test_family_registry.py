@@ -4,6 +4,7 @@ weights file never runs code from a file path written inside it."""
 from __future__ import annotations
 
 import itertools
+import os
 import sys
 from pathlib import Path
 
@@ -13,11 +14,22 @@ from engine import Solver
 from engine.families import (
     FAMILIES,
     Family,
+    FamilyCodeError,
+    FamilyDefinitionError,
     FamilyNotFound,
+    Param,
     UntrustedFamilyFile,
+    UntrustedFamilyModule,
+    family_source_digest,
     get_family,
 )
-from engine.families.registry import canonical_spec, family_names, origin, relative_spec
+from engine.families.registry import (
+    canonical_spec,
+    family_names,
+    origin,
+    relative_spec,
+    ship_family,
+)
 from engine.weights_file import WeightsFile, WeightsFileError, read_weights, write_weights
 
 _unique = itertools.count()
@@ -126,12 +138,14 @@ def test_a_spec_that_names_nothing_usable_says_what_is_missing(tmp_path, spec, m
         get_family(spec, tmp_path)
 
 
-def test_a_family_file_that_fails_to_import_names_the_error_and_line(tmp_path):
+def test_a_family_file_that_fails_to_import_names_the_error_and_line(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     bad = tmp_path / "broken_fam.py"
     bad.write_text("x = 1\ndef oops(:\n", encoding="utf-8")
-    with pytest.raises(FamilyNotFound, match=r"importing family file .*broken_fam.py failed: "
-                                             r"SyntaxError.*\(line 2\)"):
+    with pytest.raises(FamilyCodeError) as err:
         get_family(f"{bad}:X")
+    assert str(err.value).startswith("broken_fam.py:2: in family 'broken_fam.py:X': importing it "
+                                     "raised SyntaxError: invalid syntax")
 
 
 # --- the weights-file rule ---------------------------------------------------------------------
@@ -194,13 +208,22 @@ def test_a_missing_family_file_in_a_weights_file_is_named(tmp_path):
         read_weights(weights_path, family_files=[tmp_path / "families" / family_file.name])
 
 
-def test_weights_files_may_name_installed_modules(tmp_path, monkeypatch):
+def test_weights_files_load_a_module_family_only_when_the_module_is_named(tmp_path, monkeypatch):
     path = write_family(tmp_path / "site", "installedfam")
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     weights_path = tmp_path / "w.yaml"
     write_weights(weights_path, WeightsFile(f"{path.stem}:Tiny", {"empty": 1.5}, 2, {}))
-    loaded = read_weights(weights_path)
+    with pytest.raises(WeightsFileError) as err:
+        read_weights(weights_path)
+    assert str(err.value) == (
+        f"{weights_path}: family: family '{path.stem}:Tiny' is code in module {path.stem}, which "
+        f"runs only when you name the module too: add --family-module {path.stem}")
+    with pytest.raises(WeightsFileError, match="--family-module"):
+        read_weights(weights_path, family_modules=[f"{path.stem}.sub", "installedfam"])
+    loaded = read_weights(weights_path, family_modules=[path.stem])
     assert loaded.family == f"{path.stem}:Tiny" and loaded.depth == 2
+    solver = Solver.from_file(weights_path, depth=0, family_modules=[path.stem])
+    assert solver.weights == {"empty": 1.5}
 
 
 def test_untrusted_family_file_error_carries_the_path(tmp_path):
@@ -209,3 +232,223 @@ def test_untrusted_family_file_error_carries_the_path(tmp_path):
         get_family(f"{path.name}:Tiny", tmp_path, allow_files=())
     assert err.value.path == path
     assert get_family(f"{path.name}:Tiny", tmp_path, [path]).param_names == ("empty",)
+
+
+# --- the trust rule for modules: a weights file alone never runs code ---------------------------
+
+TRUST_PROBE = '''
+import json, sys
+from engine.weights_file import WeightsFileError, read_weights
+
+path, modules = sys.argv[1], json.loads(sys.argv[2])
+try:
+    loaded = read_weights(path, family_modules=modules)
+    outcome = "loaded " + loaded.family
+except WeightsFileError as err:
+    outcome = str(err)
+print(json.dumps({"outcome": outcome, "imported": sorted(set(sys.modules) & set(%r))}))
+'''
+WATCHED = ["this", "antigravity", "venv", "venv.__main__", "webbrowser", "trustfam_probe"]
+
+
+def probe_weights(tmp_path: Path, spec: str, modules: list[str]) -> dict:
+    """Read a weights file naming ``spec`` in a fresh process; what came of it, and which of the
+    watched modules that process imported."""
+    import json
+    import os
+    import subprocess
+
+    weights_path = tmp_path / "w.yaml"
+    weights_path.write_text(
+        "format: tune2048-weights\nversion: 1\n"
+        f"family: '{spec}'\ndepth: 1\nweights: {{empty: 1.0}}\n", encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(tmp_path / "site"), str(Path(__file__).resolve().parents[2])]))
+    result = subprocess.run(
+        [sys.executable, "-c", TRUST_PROBE % WATCHED, weights_path.name, json.dumps(modules)],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120, check=True)
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize(
+    ("spec", "module"),
+    [("this:Foo", "this"), ("antigravity:X", "antigravity"),
+     ("venv.__main__:X", "venv.__main__"), ("trustfam_probe:Tiny", "trustfam_probe")],
+)
+def test_a_weights_file_naming_a_module_imports_nothing(tmp_path, spec, module):
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "trustfam_probe.py").write_text(TINY, encoding="utf-8")
+
+    found = probe_weights(tmp_path, spec, [])
+
+    assert found["outcome"] == (
+        f"w.yaml: family: family '{spec}' is code in module {module}, which runs only when you "
+        f"name the module too: add --family-module {module}")
+    assert found["imported"] == []  # not `this`, not a browser, not venv's command line
+    assert not (tmp_path / "site" / "trustfam_probe.imported").exists()
+
+
+def test_a_weights_file_naming_a_module_loads_when_the_module_is_named(tmp_path):
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "trustfam_probe.py").write_text(TINY, encoding="utf-8")
+
+    found = probe_weights(tmp_path, "trustfam_probe:Tiny", ["trustfam_probe"])
+
+    assert found == {"outcome": "loaded trustfam_probe:Tiny", "imported": ["trustfam_probe"]}
+    # naming it passes the rule, and then the module is what it is (this has no family)
+    found = probe_weights(tmp_path, "this:Foo", ["this"])
+    assert found["outcome"].startswith("w.yaml: family: family 'this:Foo': 'Foo' is not defined")
+    assert found["imported"] == ["this"]
+
+
+def test_get_family_refuses_an_unnamed_module_before_importing_it(monkeypatch):
+    monkeypatch.delitem(sys.modules, "this", raising=False)
+    with pytest.raises(UntrustedFamilyModule) as err:
+        get_family("this:Foo", allow_modules=["that"])
+    assert err.value.module == "this" and "this" not in sys.modules
+    # built-in names need no naming
+    assert get_family("classic", allow_files=(), allow_modules=()) is FAMILIES["classic"]
+
+
+# --- definitions the engine cannot use are refused when found -----------------------------------
+
+DUPLICATE = '''
+from engine.families import Family, Param
+
+
+class Dup(Family):
+    name = "dup"
+    params = (Param("a", 1.0, 0.0, 2.0, "a"), Param("b", 1.0, 0.0, 2.0, "b"),
+              Param("a", 1.0, 0.0, 2.0, "a again"))
+
+
+class NotATuple(Family):
+    name = "not-a-tuple"
+    params = {"a": Param("a", 1.0, 0.0, 2.0, "a")}
+'''
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [("Dup", "parameter 'a' is declared twice (params: a, b, a)"),
+     ("NotATuple", "params must be a tuple of engine.families.Param, got dict {'a': Param(")],
+)
+def test_a_family_with_unusable_params_is_refused_when_found(tmp_path, monkeypatch, name,
+                                                            message):
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / f"defs_{next(_unique)}.py"
+    path.write_text(DUPLICATE, encoding="utf-8")
+    with pytest.raises(FamilyDefinitionError) as err:
+        get_family(f"{path.name}:{name}")
+    assert str(err.value).startswith(f"family '{path.name}:{name}': {message}")
+    with pytest.raises(FamilyDefinitionError, match="declared twice"):  # given as an instance
+        Solver(type("Dup2", (Family,), {"params": (Param("x", 1, 0, 2, "x"),) * 2})())
+
+
+# --- two family files of one name, from different folders ---------------------------------------
+
+TWIN = '''
+import numpy as np
+
+from engine.families import Family, Heuristic, LineSum, Param, grid_lines, row_empty
+
+
+class {cls}(Family):
+    name = "{name}"
+    summary = "empty cells, weighted"
+    params = (Param("{param}", 2.0, 0.0, 10.0, "weight per empty cell"),)
+
+    def heuristic(self, weights):
+        return Heuristic((LineSum("shared", (weights[0] * row_empty(),)),))
+
+    def reference(self, ranks, weights):
+        rows, cols = grid_lines(ranks)
+        return float(weights[0]) * sum(line.count(0) for line in rows + cols)
+'''
+
+
+def twins(tmp_path: Path) -> tuple[str, str]:
+    """``a/fam.py:F`` and ``b/fam.py:G``: one file name, two families."""
+    for folder, cls, param in (("a", "F", "alpha"), ("b", "G", "beta")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "fam.py").write_text(
+            TWIN.format(cls=cls, name=f"twin-{folder}", param=param), encoding="utf-8")
+    return f"{tmp_path}/a/fam.py:F", f"{tmp_path}/b/fam.py:G"
+
+
+def test_two_family_files_of_one_name_are_two_families(tmp_path):
+    spec_a, spec_b = twins(tmp_path)
+    a, b = get_family(spec_a), get_family(spec_b)
+    assert (a.name, a.param_names) == ("twin-a", ("alpha",))
+    assert (b.name, b.param_names) == ("twin-b", ("beta",))
+    assert type(a).__module__ != type(b).__module__
+    assert Solver(spec_a, {"alpha": 1.0}, depth=0).family is a
+
+
+def test_two_family_files_of_one_name_ship_to_workers_under_different_names(tmp_path):
+    import subprocess
+
+    spec_a, spec_b = twins(tmp_path)
+    (shipped_a, worker_a), (shipped_b, worker_b) = ship_family(spec_a), ship_family(spec_b)
+    assert Path(shipped_a).name != Path(shipped_b).name
+    assert worker_a.endswith(".fam:F") and worker_b.endswith(".fam:G")
+    assert ship_family(spec_a) == (shipped_a, worker_a)  # the same file ships once
+    assert (Path(shipped_a) / "fam.py").read_text() == (tmp_path / "a" / "fam.py").read_text()
+    # a worker: the shipped packages on its path, the user's files out of reach
+    (tmp_path / "a" / "fam.py").unlink()
+    (tmp_path / "b" / "fam.py").unlink()
+    worker = (
+        "import sys\n"
+        "from engine.families import get_family\n"
+        f"a, b = get_family({worker_a!r}), get_family({worker_b!r})\n"
+        "print(a.name, a.param_names[0], b.name, b.param_names[0])\n")
+    env_path = os.pathsep.join([str(Path(shipped_a).parent), str(Path(shipped_b).parent),
+                                str(Path(__file__).resolve().parents[2])])
+    result = subprocess.run([sys.executable, "-c", worker], capture_output=True, text=True,
+                            env=dict(os.environ, PYTHONPATH=env_path), timeout=120, check=True)
+    assert result.stdout.split() == ["twin-a", "alpha", "twin-b", "beta"]
+
+
+def test_code_failing_on_a_worker_names_the_file_as_the_user_named_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "fails.py"
+    path.write_text(TWIN.format(cls="F", name="fails", param="w").replace(
+        "        return Heuristic(", "        1 / 0\n        return Heuristic("), encoding="utf-8")
+    shipped, worker = ship_family(f"{path}:F")
+    monkeypatch.syspath_prepend(str(Path(shipped).parent))
+    with pytest.raises(FamilyCodeError) as err:
+        Solver(worker, depth=0)
+    assert str(err.value) == (f"{path}:13: in family '{path}:F': heuristic() raised "
+                              "ZeroDivisionError: division by zero")
+
+
+def test_built_in_and_module_families_ship_as_before(tmp_path, monkeypatch):
+    assert ship_family("classic") == (None, "classic")
+    path = write_family(tmp_path / "pkgroot" / "shipme_pkg")
+    (path.parent / "__init__.py").write_text("", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path / "pkgroot"))
+    spec = f"shipme_pkg.{path.stem}:Tiny"
+    module, worker = ship_family(spec)
+    assert module.__name__ == "shipme_pkg" and worker == spec
+
+
+# --- the digest of a family's source, to notice an edit between runs -----------------------------
+
+def test_the_source_digest_follows_the_file_and_module(tmp_path, monkeypatch):
+    import hashlib
+
+    path = write_family(tmp_path / "site", "digestfam")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    file_spec, module_spec = f"{path}:Tiny", f"{path.stem}:Tiny"
+    expected = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert family_source_digest(file_spec) == expected
+    assert family_source_digest(f"site/{path.name}:Tiny", tmp_path) == expected
+    assert family_source_digest(module_spec) == expected  # found, not imported
+    assert path.stem not in sys.modules and not path.with_suffix(".imported").exists()
+    path.write_text(TINY + "# edited\n", encoding="utf-8")
+    assert family_source_digest(file_spec) != expected
+    assert family_source_digest(module_spec) != expected
+    for name in ("classic", "ranked"):
+        assert family_source_digest(name) is None
+    with pytest.raises(FamilyNotFound, match="no module named 'no_such_module_xyz'"):
+        family_source_digest("no_such_module_xyz:F")

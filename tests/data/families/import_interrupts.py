@@ -1,0 +1,3 @@
+"""A family module whose import raises KeyboardInterrupt: for the bad-input corpus."""
+
+raise KeyboardInterrupt
