@@ -97,7 +97,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int)
     parser.add_argument("--start", metavar="WEIGHTS",
                         help="start from these weights (a file or a baseline's name)")
-    parser.add_argument("--out", type=Path, default=Path("runs/budget"))
+    parser.add_argument("--out", type=Path, default=Path("outputs/budget"))
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops it as Ctrl-C does
 

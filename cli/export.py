@@ -9,7 +9,16 @@ from pathlib import Path
 
 from cli.options import trusted_families
 from engine import finite
-from engine.export import FORMATS, ExportError, c_source, json_text, write_file, write_tables
+from engine.export import (
+    FORMATS,
+    ExportError,
+    c_source,
+    check_output,
+    check_tables_output,
+    json_text,
+    write_file,
+    write_tables,
+)
 from engine.weights_file import read_weights
 
 
@@ -40,6 +49,10 @@ def handle(args: argparse.Namespace) -> int:
         raise ExportError("--format tables needs --output DIR, the directory to write")
     if args.format != "tables" and args.overwrite:
         raise ExportError("--overwrite applies to --format tables only")
+    if args.format == "tables":
+        check_tables_output(args.output, args.overwrite)
+    elif args.output is not None:
+        check_output(args.output, args.weights)  # a device, a FIFO, a link...: refused at once
     loaded = read_weights(args.weights, args.family_file, family_modules=args.family_module)
     finite.check_weights_from(args.weights, loaded.family, loaded.weights)
     if args.format == "tables":

@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 
-from cli.options import UsageError
+from cli.options import MAX_SEED, check_int
 from engine.families import Family, FamilyNotFound, get_family
 from engine.families.registry import family_names, origin
+
+MAX_BOARDS = 1_000_000  # each is compared with the family's plain-Python reference
 
 
 def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
@@ -33,8 +35,10 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
     )
     check.add_argument("spec", metavar="SPEC", help="family name or spec")
     check.add_argument("--boards", type=int, default=10_000,
-                       help="random boards to compare at the defaults (default 10000)")
-    check.add_argument("--seed", type=int, default=0, help="seed of the random boards and weights")
+                       help=f"random boards to compare at the defaults, 1 to {MAX_BOARDS:,} "
+                            "(default 10000)")
+    check.add_argument("--seed", type=int, default=0,
+                       help="seed of the random boards and weights, a 64-bit seed (default 0)")
     check.set_defaults(handler=check_one)
 
 
@@ -76,10 +80,10 @@ def describe(where: str, family: Family | None, error: str) -> dict:
 
 
 def check_one(args: argparse.Namespace) -> int:
+    check_int("--boards", args.boards, 1, MAX_BOARDS)
+    check_int("--seed", args.seed, 0, MAX_SEED)
     from engine.families.check import FamilyCheckError, check_family  # imports the engine
 
-    if args.boards < 1:
-        raise UsageError(f"--boards must be at least 1, got {args.boards}")
     family = get_family(args.spec)
     try:
         passed = check_family(family, args.boards, args.seed)

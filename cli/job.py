@@ -2,9 +2,11 @@
 with a log file, saying at its end how to go on.
 
 Exit status: 0 when the run reached a stop condition, 130 on Ctrl-C or SIGTERM (the last
-checkpoint is kept), 1 when games could not be played. Before a run's first checkpoint a failure
-or an interrupt leaves nothing behind (``tuner.run_dir``), and the message says how to start
-again; after it, how to resume.
+checkpoint is kept), 1 when games could not be played or the run's files could not be written (a
+full disk). Before a run's first checkpoint a failure or an interrupt leaves nothing behind
+(``tuner.run_dir``), and the message says how to start again, or is bad input (exit status 2:
+the family's own code failed, say); after it, the checkpoint is kept and the message says how to
+resume.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ import logging
 import shlex
 import sys
 
-from cli.options import check_ray
+from cli.options import ENVIRONMENT_ERRORS, check_ray
+from engine.atomic import check_target
 from engine.errors import BadInput, Failure
+from engine.families.errors import FamilyCodeError
 from tuner import checkpoint as ckpt
 from tuner import interrupts
 from tuner.config import RunConfig, parse_config
@@ -45,7 +49,8 @@ def execute(run, args: argparse.Namespace, new_run=None) -> int:
     ``new_run``: the ``tuner.run_dir.NewRun`` of a run that has no checkpoint yet."""
     from tuner.evaluation import evaluator_for
 
-    file_handler = logging.FileHandler(run.run_dir / ckpt.LOG_FILE)
+    check_target(run.run_dir / ckpt.LOG_FILE)  # not a FIFO (opening it would block) or a link
+    file_handler = _RunLog(run.run_dir / ckpt.LOG_FILE)
     file_handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
     log.addHandler(file_handler)
     evaluator = None
@@ -76,6 +81,21 @@ def execute(run, args: argparse.Namespace, new_run=None) -> int:
             raise  # nothing was kept: bad input, exit status 2
         log.error("tune: error: stopped after generation %d (checkpointed): %s",
                   run.state.generation, err)
+        if isinstance(err, FamilyCodeError):
+            log.error("fix the family's code, then resume with:\n  tune resume %s", run.run_dir)
+        return Failure.exit_code
+    except OSError as err:  # a full disk, a directory made read-only under the run
+        if err.errno not in ENVIRONMENT_ERRORS:
+            raise  # a bug: its traceback
+        what = f"cannot write {err.filename}: {err.strerror}" if err.filename else str(err)
+        if run.checkpointed:
+            kept = _checkpointed_generation(run.run_dir)
+            log.error("tune: error: stopped: %s; the checkpoint of generation %s is kept: "
+                      "make room (or fix the permissions), then resume with:\n  tune resume %s",
+                      what, kept, run.run_dir)
+        else:
+            log.error("tune: error: stopped before the first generation completed: %s; nothing "
+                      "was kept: start it again with:\n  %s", what, start_again(run, args))
         return Failure.exit_code
     except EvaluationError as err:
         if run.checkpointed:
@@ -96,6 +116,14 @@ def execute(run, args: argparse.Namespace, new_run=None) -> int:
             new_run.release()
 
 
+class _RunLog(logging.FileHandler):
+    """``run.log``: a line that cannot be written there (a full disk) is dropped without the
+    traceback ``logging`` would print; the terminal shows the same lines."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        pass
+
+
 def start_again(run, args: argparse.Namespace) -> str:
     """The command that starts again a run that has no checkpoint yet."""
     if args.command == "run":
@@ -105,6 +133,14 @@ def start_again(run, args: argparse.Namespace) -> str:
                 options += [f"--{name}", str(getattr(args, name))]
         return shlex.join(["tune", "run", args.config, *options])
     return f"tune resume {run.run_dir}"
+
+
+def _checkpointed_generation(run_dir) -> str:
+    """The generation of the checkpoint on disk ('?' if it cannot be read)."""
+    try:
+        return str(ckpt.load_state(run_dir).generation)
+    except BadInput:
+        return "?"
 
 
 def _cpus(count: int) -> str:

@@ -2,9 +2,10 @@
 
 Any error of ``engine.errors`` prints as one line, ``tune: error: ...``, and exits with the
 error's code: 2 for bad input (nothing was computed or written), 1 for a command that could not
-finish. ``--debug`` shows the traceback of bad input. Any other exception is a bug and keeps its
-traceback (exit status 1). Ctrl-C and SIGTERM end every command with exit status 130 and one
-line.
+finish. ``--debug`` shows the traceback of bad input. An ``OSError`` the machine is to blame for
+(a full disk, a read-only directory) is one line too, with exit status 1. Any other exception is
+a bug and keeps its traceback (exit status 1). Ctrl-C and SIGTERM end every command with exit
+status 130 and one line, from the moment this module starts loading.
 
 ``tune --config FILE`` and ``tune --resume RUN_DIR`` are the documented short forms of ``tune run
 FILE`` and ``tune resume RUN_DIR``, with the same options.
@@ -12,21 +13,36 @@ FILE`` and ``tune resume RUN_DIR``, with the same options.
 
 from __future__ import annotations
 
+import signal
 import sys
 
 EXIT_INTERRUPTED = 130
+_LOADING_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
-try:  # loading the modules takes a moment: a Ctrl-C then ends the command as one later would
+# Loading the modules takes a moment (numpy, numba, the engine), before main() can install the
+# handlers: Ctrl-C and SIGTERM are held back meanwhile (SIGTERM would otherwise end the command
+# without a word) and end it as one later would. The threads that libraries start while they
+# load (OpenBLAS's) inherit the block, so neither signal is ever delivered to one of them.
+_mask = signal.pthread_sigmask(signal.SIG_BLOCK, _LOADING_SIGNALS)
+try:
     import argparse
     import logging
     import os
 
     from cli import compare, export, families, noise, play, report, resume, run
-    from cli.options import Parser, UsageError, verbosity
-    from engine.errors import BadInput, Tune2048Error
+    from cli.options import ENVIRONMENT_ERRORS, Parser, UsageError, verbosity
+    from engine.errors import BadInput, Failure, Tune2048Error
     from tuner import interrupts
-except KeyboardInterrupt:
+except KeyboardInterrupt:  # raised by hand during the imports: ends the command the same way
+    signal.pthread_sigmask(signal.SIG_SETMASK, _mask)
     print("tune: interrupted", file=sys.stderr)
+    sys.exit(EXIT_INTERRUPTED)
+_came = [sig for sig in sorted(_LOADING_SIGNALS & signal.sigpending() - _mask)
+         if signal.sigtimedwait({sig}, 0) is not None]
+signal.pthread_sigmask(signal.SIG_SETMASK, _mask)
+if _came:
+    print(f"tune: interrupted{' (SIGTERM)' if _came[-1] == signal.SIGTERM else ''}",
+          file=sys.stderr)
     sys.exit(EXIT_INTERRUPTED)
 
 SUBCOMMANDS = (run, resume, play, compare, report, noise, export, families)
@@ -90,7 +106,23 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The ``tune`` command; ``argv`` None: this process's own command line, and the process is
+    the command: once its outcome is known, Ctrl-C and SIGTERM are ignored until it exits
+    (Python puts back their default action while it shuts down, which would end it without a
+    word and with another exit status)."""
+    program = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        code = _main(argv, program)
+    except KeyboardInterrupt as interrupt:  # one that came while an outcome was printed
+        _decided(program)
+        print(f"tune: interrupted{_describe(interrupt)}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    _decided(program)
+    return code
+
+
+def _main(argv: list[str], program: bool) -> int:
     args = None
     try:
         interrupts.install()
@@ -99,18 +131,49 @@ def main(argv: list[str] | None = None) -> int:
         if args.command is None:
             build_parser().print_help()
             return BadInput.exit_code
-        return args.handler(args)
+        code = args.handler(args)
+        interrupts.check()  # one that came and was dropped (in a finalizer, say) still counts
+        return code
     except Tune2048Error as err:
+        _decided(program)
         if isinstance(err, BadInput) and getattr(args, "debug", False):
             raise
         print(f"tune: error: {err}", file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt as interrupt:
-        print(f"tune: interrupted{interrupts.describe(interrupt)}", file=sys.stderr)
+        _decided(program)
+        print(f"tune: interrupted{_describe(interrupt)}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # e.g. `tune report RUN | head`: the reader left, nothing to say
+        _decided(program)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit
         return 1
+    except OSError as err:
+        _decided(program)
+        if err.errno not in ENVIRONMENT_ERRORS:
+            raise  # a bug: keep the traceback
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"tune: error: {where}{err.strerror}", file=sys.stderr)
+        return Failure.exit_code
+
+
+def _decided(program: bool) -> None:
+    """The command's outcome is known: a process that is the command ignores Ctrl-C and SIGTERM
+    from now on, in every thread (ignored, they are not put back to their default action while
+    Python shuts down)."""
+    if program:
+        for sig in interrupts.SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
+
+
+def _describe(interrupt: KeyboardInterrupt) -> str:
+    """' (SIGTERM)' when SIGTERM was what interrupted: Ray raises a plain KeyboardInterrupt of
+    its own for a signal that comes while it waits, and the signal is what counts."""
+    try:
+        interrupts.check()
+    except interrupts.Interrupted as signalled:
+        return interrupts.describe(signalled)
+    return interrupts.describe(interrupt)
 
 
 def setup_logging(args: argparse.Namespace) -> None:

@@ -17,7 +17,7 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
         help="measure fitness noise at a config's initial point; recommend games per candidate",
         description="Play a config's initial weights and say how noisy its fitness is.",
     )
-    parser.add_argument("--config", metavar="FILE", required=True, help="run config")
+    parser.add_argument("--config", metavar="FILE", help="run config (required)")
     parser.add_argument("--games", type=int, default=200, metavar="N",
                         help=f"games to play, 2 to {MAX_GAMES:,} (default 200)")
     parser.add_argument("--target", type=float, default=0.02,
@@ -30,6 +30,8 @@ def handle(args: argparse.Namespace) -> int:
     check_ray(args)
     if not 0 < args.target < 1:  # also refuses NaN
         raise UsageError(f"--target must be in (0, 1), got {args.target}")
+    if args.config is None:
+        raise UsageError("--config FILE is required: tune noise --config FILE")
     config = load_config(args.config)
     from tuner import noise
 

@@ -14,6 +14,7 @@ result is kept until the summary is printed. Nothing here imports the engine's c
 from __future__ import annotations
 
 import argparse
+import errno
 import math
 
 from engine.defaults import DEFAULT_CUTOFF
@@ -23,6 +24,10 @@ from tuner.config import MAX_WORKERS, is_address
 
 MAX_GAMES = 1_000_000  # games one command plays per player (results are kept in memory)
 MAX_SEED = 2**64 - 1  # game seeds are 64-bit
+# An OSError the machine, not tune, is to blame for: printed as one line (exit status 1) where it
+# is met, e.g. a disk that fills while a run starts; any other stays a bug with its traceback.
+ENVIRONMENT_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS,
+                                errno.EACCES, errno.EPERM, errno.EIO})
 
 
 class UsageError(BadInput):
@@ -30,10 +35,11 @@ class UsageError(BadInput):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, reporting a bad command line as one line: ``tune: error: ...``, exit status 2."""
+    """argparse, reporting a bad command line as bad input: one line, ``tune: error: ...``, exit
+    status 2 (``cli.main``)."""
 
     def error(self, message: str):
-        self.exit(BadInput.exit_code, f"tune: error: {message} (see: {self.prog} --help)\n")
+        raise UsageError(f"{message} (see: {self.prog} --help)")
 
 
 def verbosity(default=argparse.SUPPRESS) -> argparse.ArgumentParser:

@@ -7,9 +7,11 @@ import argparse
 from pathlib import Path
 
 from cli.options import UsageError
+from engine.atomic import UnwritableTarget, check_target
 from tuner import checkpoint as ckpt
 from tuner import report
 from tuner.errors import CheckpointError
+from tuner.run_dir import RUN_FILES
 from tuner.space import SearchSpace
 
 IN_RUN_DIR = object()  # --plot without a file: RUN_DIR/convergence.png
@@ -36,6 +38,11 @@ def handle(args: argparse.Namespace) -> int:
         raise UsageError("--plot and --no-plot contradict each other: give one")
     plot = None if args.plot is None else (
         run_dir / report.PLOT_FILE if args.plot is IN_RUN_DIR else Path(args.plot))
+    if plot is not None:
+        check_target(plot)  # a device, a FIFO, a link...: refused before anything is read
+        if plot.name in RUN_FILES - {report.PLOT_FILE} and (plot.parent / ckpt.CONFIG_FILE).is_file():
+            raise UnwritableTarget(f"{plot}: cannot write: it is one of a run's own files; give "
+                                   "the plot another name")
     stored, config = report.read_run_config(run_dir)
     history = report.read_rows(run_dir / ckpt.HISTORY_FILE, report.HISTORY_COLUMNS, required=True)
     validation = report.read_rows(run_dir / ckpt.VALIDATION_FILE, report.VALIDATION_COLUMNS,
@@ -44,10 +51,12 @@ def handle(args: argparse.Namespace) -> int:
     print(report.format_report(stored, history, validation, best, SearchSpace(config)))
     if plot is not None:
         try:
-            path = report.plot_convergence(plot, history, validation, run_dir.name)
+            path = report.plot_convergence(plot, history, validation, stored)
         except ImportError:
             print(f"{plot} not written: matplotlib is not installed (pip install "
                   "'tune2048[plot]')")
+        except OSError as err:  # a full disk: the file is as it was
+            raise UnwritableTarget(f"{plot}: cannot write: {err.strerror}") from None
         else:
             print(f"wrote {path}")
     return 0

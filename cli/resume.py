@@ -12,6 +12,7 @@ from pathlib import Path
 
 from cli import job
 from cli.options import ray_options
+from engine.errors import BadInput
 from tuner import checkpoint as ckpt
 from tuner.config import RESUMABLE_CHANGES, changed_keys, load_config, parse_config
 from tuner.errors import CheckpointError, ConfigError
@@ -29,10 +30,13 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     run_dir = Path(args.run_dir)
-    if not run_dir.is_dir():
-        raise CheckpointError(f"{run_dir}: no such run directory")
-    from tuner.run_dir import Lock
+    from tuner.run_dir import Lock, staging_path
 
+    if not run_dir.is_dir():
+        staging = staging_path(run_dir)
+        if staging.is_dir() and not staging.is_symlink():
+            Lock(staging, named=run_dir).release()  # refused, naming the process, if one runs
+        raise CheckpointError(f"{run_dir}: no such run directory")
     lock = Lock(run_dir)
     try:
         return _resume(run_dir, args)
@@ -55,6 +59,20 @@ def _resume(run_dir: Path, args: argparse.Namespace) -> int:
             )
         config = edited
     config = job.with_cli_overrides(config, args)
+    checkpoint = _identity(run_dir / ckpt.CHECKPOINT_FILE)
+    try:
+        return _continue(config, run_dir, state, args)
+    finally:
+        # TuningRun.resume stores a changed config (an edited stop condition, --workers,
+        # --address) at once, but the checkpoint keeps the old one until the next generation
+        # completes: a resume that ends before that (Ray not reached, Ctrl-C, a finished run)
+        # puts the stored config back, or the run could not be resumed again ("checkpoint
+        # belongs to another run").
+        if _identity(run_dir / ckpt.CHECKPOINT_FILE) == checkpoint:
+            _put_back(run_dir, stored)
+
+
+def _continue(config, run_dir: Path, state, args: argparse.Namespace) -> int:
     from tuner.run import CMA_STOP_PREFIX, TuningRun  # the engine and pycma, once known good
 
     run = TuningRun.resume(config, run_dir, state, progress=job.show_progress(args))
@@ -70,3 +88,22 @@ def _resume(run_dir: Path, args: argparse.Namespace) -> int:
               f"cmaes.max_games there, and run: tune resume {run_dir} --config edited.yaml")
         return 0
     return job.execute(run, args)
+
+
+def _identity(path: Path) -> tuple[int, int, int] | None:
+    """Which file is at ``path`` (an atomic write puts a new one there)."""
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return found.st_ino, found.st_mtime_ns, found.st_size
+
+
+def _put_back(run_dir: Path, stored: dict) -> None:
+    """Write the run's stored config back if it was changed (atomically; if that fails, the
+    error already on its way says more)."""
+    try:
+        if ckpt.read_stored_config(run_dir) != stored:
+            ckpt.write_config(run_dir, stored)
+    except (OSError, BadInput):
+        pass

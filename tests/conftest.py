@@ -58,3 +58,19 @@ def run_tune(args: list[str], cwd: Path, guard: Path | None) -> subprocess.Compl
         [sys.executable, "-m", "cli", *args],
         cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False,
     )
+
+
+# ---- signal handlers ------------------------------------------------------------------------------
+
+import signal
+
+
+@pytest.fixture(autouse=True)
+def signal_handlers_restored():
+    """Each test starts with the handlers the last one found: ``tune``'s ``main()``, called in this
+    process, installs its own (``tuner.interrupts``), which later tests must not inherit."""
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    yield
+    for sig, handler in handlers.items():
+        if handler is not None:
+            signal.signal(sig, handler)

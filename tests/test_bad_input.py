@@ -193,7 +193,7 @@ def test_new_run_into_a_directory_holding_another_run_is_refused(tmp_path, no_ra
     result = run_tune(["--config", "other.yaml"], tmp_path, no_ray)
 
     [line] = assert_refused(result)
-    assert f"{run_dir}: already holds a run" in line
+    assert f"{run_dir}: holds another run" in line
     assert "--overwrite" in line
     assert snapshot(tmp_path) == before
 

@@ -42,7 +42,7 @@ def test_every_shipped_config_and_run_is_covered():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("options", [["--workers", "1"], ["--workers", "2", "--overwrite"], []])
+@pytest.mark.parametrize("options", [["--workers", "1"], ["--workers", "3", "--overwrite"]])
 @pytest.mark.parametrize("config", SHIPPED_CONFIGS)
 def test_a_shipped_config_starts_and_touches_no_shipped_result(clone, no_ray, config, options):
     before = fingerprint(clone / "runs")

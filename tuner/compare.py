@@ -15,7 +15,7 @@ from pathlib import Path
 
 from engine.defaults import MILESTONES
 from engine.families import get_family
-from engine.stats import Z95, mean_ci, summarize
+from engine.stats import Z95, mean_ci, readable, summarize
 
 MIN_GAMES = 30
 
@@ -67,19 +67,25 @@ def build_report(labels: list[str], jobs: list, results) -> dict:
 def format_report(report: dict) -> str:
     reach_head = " ".join(f"{t:>6}" for t in MILESTONES)
     lines = [
-        (f"{'weights':<28} {'depth':>5} {'games':>6} {'mean':>9} {'95% CI':>9} {'median':>9} "
-        f"{reach_head} {'moves':>7}")
+        "scores on the same seeds; +/- is the half-width of a 95% confidence interval",
+        (f"{'weights':<28} {'depth':>5} {'games':>6} {'mean':>9} {'+/-':>9} {'median':>9} "
+         f"{reach_head} {'moves':>7}"),
     ]
     for p in report["players"]:
         reach = " ".join(f"{p['reach'][str(t)]:>6.1%}" for t in MILESTONES)
         lines.append(
-            f"{p['name']:<28} {p['depth']:>5} {p['games']:>6} {p['mean']:>9,.0f} "
+            f"{p['name']:<28} {p['depth']:>5} {p['games']:>6,} {p['mean']:>9,.0f} "
             f"{p['ci95']:>9,.0f} {p['median']:>9,.0f} {reach} {p['mean_moves']:>7,.0f}"
         )
-    lines += ["", "paired differences (same seeds): a - b, 95% CI, paired t-test p-value"]
+    lines += ["", "paired differences (same seeds): a - b +/- 95% CI, paired t-test p-value"]
     for pair in report["pairs"]:
         lines.append(
             f"{pair['a']} - {pair['b']}: {pair['mean_difference']:+,.0f} "
-            f"+/- {pair['ci95']:,.0f}   p = {pair['p_value']:.2g}"
+            f"+/- {pair['ci95']:,.0f}   {p_value(pair['p_value'])}"
         )
     return "\n".join(lines)
+
+
+def p_value(p: float) -> str:
+    """A p-value as people read it: 'p = 0.03', or 'p < 0.0001' rather than an exponent."""
+    return "p < 0.0001" if p < 1e-4 else f"p = {readable(p, 2)}"

@@ -55,6 +55,14 @@ MAX_RETRIES = 100
 MAX_TOP_K = 100
 MAX_TIMEOUT = 1e7  # seconds (four months)
 MIN_TUNED = 2  # pycma's CMA-ES needs at least two dimensions
+# Game results a run holds at once (about 350 bytes each in the driver, as many again in Ray's
+# object store): a generation's (popsize, doubled by every restart, times games), or the final
+# validation's ((top_k + 1) times validation games).
+MAX_GAMES_AT_ONCE = 1_000_000
+# A smaller first step than this, on a box mapped onto [0, 1], is below what pycma resolves: the
+# search stops at once (tolx), or at 5e-324 fails inside pycma after the first generation.
+MIN_SIGMA0 = 1e-6
+MAX_NAME_BYTES = 255  # a folder name, on the usual file systems (NAME_MAX)
 MAX_SPEC = 256  # characters of a family spec
 FITNESS_KINDS = tuple(FITNESSES)
 ADAPTIVE_KEYS = ("min", "max", "batch", "confidence", "tolerance")
@@ -138,6 +146,21 @@ def _read_games(check: Checker, mapping: dict, name: str, path: str) -> Budget |
     return AdaptiveGames(least, most, batch, confidence, tolerance)
 
 
+def _read_output_dir(check: Checker, mapping: dict, name: str, path: str) -> str | None:
+    """``run.output_dir``: a path whose every folder name a file system can hold, so that the run
+    directory is not refused by the operating system once the run has started."""
+    value = check.text(mapping, name, path, default="outputs", what="a directory path")
+    if value is None:
+        return None
+    for part in Path(value).parts:
+        if len(part.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
+            check.problem(f"{path}.{name}", f"a folder name of {len(part.encode('utf-8', 'surrogatepass')):,} bytes "
+                                            f"({shorten(part, 40)}) is longer than file systems "
+                                            f"take ({MAX_NAME_BYTES} bytes)")
+            return None
+    return value
+
+
 def _read_address(check: Checker, mapping: dict, name: str, path: str) -> str | None:
     """``ray.address``: 'auto' or HOST:PORT, or None (an embedded Ray)."""
     address = mapping.get(name)
@@ -198,7 +221,7 @@ class RunSection(Section):
     # At most 100 characters: the run is staged in .NAME.new, and a file system takes 255.
     name: str = key(text(pattern=NAME_PATTERN, max_length=100,
                          what="a name of letters, digits, '_', '.' or '-'"))
-    output_dir: str = key(text(default="outputs", what="a directory path"))
+    output_dir: str = key(_read_output_dir)
     seed: int = key(integer(default=0, low=0, high=2**63 - 1))
 
 
@@ -236,7 +259,7 @@ class EvaluationSection(Section):
 @dataclass(frozen=True)
 class CMAESSection(Section):
     NAME = "cmaes"
-    sigma0: float = key(number(default=0.25, low=0.0, high=1.0, open_low=True))
+    sigma0: float = key(number(default=0.25, low=MIN_SIGMA0, high=1.0))
     popsize: int | None = key(integer(low=2, high=MAX_POPSIZE, optional=True))
     max_generations: int | None = key(integer(low=1, high=MAX_GENERATIONS, optional=True),
                                       resumable=True)
@@ -366,10 +389,39 @@ def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".") 
     family = _parse_family(check, family_spec, base_dir)
     params = _parse_params(check, document.get("params"), family)
     sections = {section.NAME: section.parse(check, document) for section in SECTIONS[1:]}
+    if not check.problems:
+        _check_games_at_once(check, params, sections)
     if check.problems:
         raise ConfigError("\n".join(check.problems))
     return RunConfig(source=source, family=canonical_spec(family_spec, base_dir), params=params,
                      run=run, **sections)
+
+
+def _check_games_at_once(check: Checker, params: tuple[ParamSpec, ...], sections: dict) -> None:
+    """Every game result of a generation, and of the final validation, is held until it is
+    scored: refuse a config whose numbers would hold more than ``MAX_GAMES_AT_ONCE``, which
+    would otherwise exhaust memory hours into a run."""
+    cmaes, games = sections["cmaes"], sections["evaluation"].games.most
+    tuned = sum(p.tuned for p in params)
+    # pycma's default population, 4 + 3 ln(n); every restart doubles it
+    popsize = cmaes.popsize or int(4 + 3 * math.log(max(tuned, 1)))
+    largest = popsize * 2**cmaes.restarts
+    if largest * games > MAX_GAMES_AT_ONCE:
+        population = (f"popsize {popsize:,}" if cmaes.popsize else
+                      f"pycma's default popsize of {popsize:,}") + (
+            f", doubled by {cmaes.restarts} restart{'s' if cmaes.restarts > 1 else ''} to "
+            f"{largest:,}" if cmaes.restarts else "")
+        check.problem("cmaes.popsize" if cmaes.popsize else "evaluation.games",
+                      f"a generation would hold {largest * games:,} game results at once "
+                      f"({population}, times {games:,} games); at most "
+                      f"{MAX_GAMES_AT_ONCE:,}: lower games, popsize or restarts")
+    validation = sections["validation"]
+    held = (validation.top_k + 1) * validation.games
+    if held > MAX_GAMES_AT_ONCE:
+        check.problem("validation", f"the final validation would hold {held:,} game results at "
+                                    f"once ((top_k {validation.top_k} + the mean) times games "
+                                    f"{validation.games:,}); at most {MAX_GAMES_AT_ONCE:,}: "
+                                    "lower games or top_k")
 
 
 def _parse_family(check: Checker, spec: Any, base_dir: str | os.PathLike):

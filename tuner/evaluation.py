@@ -7,7 +7,11 @@ whatever order the workers finish in, and a run's numbers never depend on the nu
 On Ray, all units of a generation are in flight at once; each worker process keeps the compiled
 engine loaded and caches the last few solvers it built, so a unit costs one table build at most.
 Ray retries units lost with a dead worker or node (``max_retries``); an exception inside a game is
-not retried: it is reported with the candidate, the seed and the traceback.
+not retried: it is reported with the candidate, the seed and the traceback. The family's own code
+failing while a unit builds its player (an exception, ``SystemExit``, ``KeyboardInterrupt``) is
+not retried either, nor does it end the worker: it comes back as the family guard's
+``FamilyCodeError`` (``engine.families.guard``), one line naming the family's file and line as
+the user knows them, which is bad input.
 
 A family that is not built in reaches every worker through Ray's job-level ``runtime_env``
 (``py_modules``: a family file, or the top-level package of a family module), so nothing but
@@ -23,6 +27,7 @@ import importlib.metadata
 import importlib.util
 import logging
 import os
+import sys
 import time
 import traceback
 from collections import OrderedDict
@@ -31,9 +36,11 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Protocol, Self
 
-from engine.families import FamilyNotFound
-from engine.families.registry import file_spec_path, is_file_spec, module_to_ship, worker_spec
+from engine.errors import Tune2048Error
+from engine.families.guard import family_code_error, is_interrupt
+from engine.families.registry import ship_family
 from engine.solver import GameResult, PlayerSpec, Solver
+from tuner import interrupts
 from tuner.errors import EvaluationError
 from tuner.ray_session import RaySession
 
@@ -90,7 +97,17 @@ def play_unit(
             f"a Ray node ({os.uname().nodename}) runs tune2048 {tune2048_version()}, this "
             f"driver {version}: install the same version on every node"
         )
-    solver = _solver_for(spec)
+    try:
+        solver = _solver_for(spec)
+    except BaseException as err:
+        if isinstance(err, Tune2048Error) or (is_interrupt(err) and not _on_ray_worker()):
+            raise  # one line already (the family guard's FamilyCodeError), or a real Ctrl-C
+        # What the family guard let through. Raised as it is, SystemExit would end the Ray
+        # worker (Ray then retries the unit on another, which dies the same way) and
+        # KeyboardInterrupt would pass for a cancelled task: one line crosses instead. On a
+        # worker every KeyboardInterrupt is taken for the family's: a Ctrl-C that reached the
+        # worker reached the driver too, whose interrupt is what the driver reports.
+        raise family_code_error(spec.family, "building a player", err) from None
     results = []
     for seed in seeds:
         try:
@@ -101,6 +118,12 @@ def play_unit(
                 f"{traceback.format_exc()}"
             ) from None
     return results
+
+
+def _on_ray_worker() -> bool:
+    """Whether this process is a Ray worker running a task (not a driver)."""
+    worker = getattr(sys.modules.get("ray._private.worker"), "global_worker", None)
+    return worker is not None and getattr(worker, "mode", None) == 1  # ray's WORKER_MODE
 
 
 def split_units(jobs: Sequence[Job], games_per_task: int) -> list[tuple[int, int, tuple]]:
@@ -223,16 +246,16 @@ class RayEvaluator(_ClosedOnExit):
 
     def _ship(self, families: Sequence[str]) -> dict | None:
         """The runtime_env that brings these families' code to every worker (None: nothing to
-        ship), and the spec each family goes by on the workers."""
+        ship), and the spec each family goes by on the workers: a family file travels in a
+        package of its own, named after its path and content (``ship_family``), so that two
+        files of one name never collide there."""
         shipped = []
         for spec in dict.fromkeys(families):
-            module = module_to_ship(spec)
+            module, on_workers = ship_family(spec)
             if module is None:
                 continue
-            if is_file_spec(spec):
-                _check_importable_as_module(spec)
             shipped.append(module)
-            self.worker_specs[spec] = worker_spec(spec)
+            self.worker_specs[spec] = on_workers
         if not shipped:
             return None
         return {"py_modules": list(dict.fromkeys(shipped)), "excludes": SHIP_EXCLUDES}
@@ -280,7 +303,12 @@ class RayEvaluator(_ClosedOnExit):
         try:
             return ray.get(ref)
         except ray.exceptions.RayTaskError as err:
-            cause = err.as_instanceof_cause()
+            interrupts.check()  # a worker that Ctrl-C reached too: the interrupt is what counts
+            cause = getattr(err, "cause", None)
+            if isinstance(cause, Tune2048Error):
+                # one line already: the family's own code failed there (FamilyCodeError), or it
+                # cannot be loaded there
+                raise cause from None
             if isinstance(cause, (GameCrash, WrongVersion)):
                 raise EvaluationError(str(cause.args[0] if cause.args else cause)) from None
             raise EvaluationError(f"candidate {job.candidate}: a unit of work failed: {err}") from None
@@ -313,16 +341,3 @@ class RayEvaluator(_ClosedOnExit):
     def close(self) -> None:
         """End the Ray this evaluator started (see ``RaySession.close``). Safe to call twice."""
         self.session.close()
-
-
-def _check_importable_as_module(spec: str) -> None:
-    """A shipped family file is imported on the workers by its name: refuse a name that an
-    installed module already has (the workers would import that module instead)."""
-    path = file_spec_path(spec)
-    found = importlib.util.find_spec(path.stem) if path.stem.isidentifier() else None
-    if not path.stem.isidentifier() or (found and found.origin != str(path)):
-        raise FamilyNotFound(
-            f"family file {path}: Ray workers import it as module {path.stem!r}, which is "
-            f"{'not a valid module name' if found is None else 'an installed module'}: "
-            "rename the file"
-        )

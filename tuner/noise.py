@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from engine.stats import Z95, readable
 from tuner.config import RaySection, RunConfig
 from tuner.errors import ConfigError
 from tuner.fitness import Fitness
@@ -51,9 +52,10 @@ def format_noise(config: RunConfig, fit: Fitness, target: float) -> str:
     lines = [
         (f"initial point of {config.source}: {get_family(config.family).name} at depth "
          f"{config.search.depth}"),
-        (f"fitness ({config.evaluation.fitness}) over {fit.games:,} games: {fit.value:,.4g} "
-         f"+/- {1.96 * fit.stderr:,.3g} (95% confidence interval)"),
-        f"per-game spread: sd {per_game_sd:,.4g} = {per_game_sd / abs(fit.value):.2f} x mean",
+        (f"fitness ({config.evaluation.fitness}) over {fit.games:,} games: "
+         f"{readable(fit.value)} +/- {readable(Z95 * fit.stderr)} (95% confidence interval)"),
+        (f"per-game spread: sd {readable(per_game_sd)} = {per_game_sd / abs(fit.value):.2f} x "
+         "mean"),
     ]
     budget = config.evaluation.games
     counts = {"": budget.first} if budget.first == budget.most else {

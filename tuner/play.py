@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from engine.board import format_board
 from engine.defaults import MILESTONES
 from engine.families import get_family
+from engine.stats import counted
 
 if TYPE_CHECKING:
     from engine.solver import PlayerSpec
@@ -53,7 +54,8 @@ def watch(spec: PlayerSpec, seed: int, delay: float) -> int:
 
     result = solver.play(seed, on_move=show)
     print(format_board(result.final_board))
-    print(f"game over: score {result.score:,}, max tile {result.max_tile}, {result.moves} moves")
+    print(f"game over: score {result.score:,}, max tile {result.max_tile}, "
+          f"{counted(result.moves, 'move')}")
     return 0
 
 
@@ -78,13 +80,13 @@ def format_summary(spec: PlayerSpec, summary: Summary, wall: float) -> str:
     lines = [
         f"player        {get_family(spec.family).name} at depth {spec.depth}, cutoff "
         + f"{spec.cutoff:g}",
-        f"games         {summary.games}",
+        f"games         {summary.games:,}",
         f"mean score    {summary.mean:,.0f} +/- {summary.ci95:,.0f} (95% CI)",
         f"median score  {summary.median:,.0f}",
         f"moves/second  {summary.moves_per_second:,.0f} per process, {wall:.1f} s wall",
         "reached       "
         + "   ".join(f"{t}: {summary.reach[t]:.1%}" for t in MILESTONES),
         "max tile      "
-        + "   ".join(f"{t}: {n}" for t, n in sorted(summary.max_tiles.items(), reverse=True)),
+        + "   ".join(f"{t}: {n:,}" for t, n in sorted(summary.max_tiles.items(), reverse=True)),
     ]
     return "\n".join(lines)

@@ -1,8 +1,11 @@
 """What ``tune report`` shows: a run's summary table and its convergence plot.
 
-The plot (``convergence.png``) has two panels: best and median fitness per generation with the
-best's standard error, sigma on a second axis and the validated winner marked; and fitness
-against the training games spent, with the best guesses validated during the run
+Every ``+/-`` is the half-width of a 95% confidence interval (``engine.stats``), as the report
+says; the files it reads keep standard errors.
+
+The plot (``convergence.png``) has three panels: best and median fitness per generation, the best
+with its 95% confidence interval and the validated winner marked; sigma per generation below it;
+and fitness against the training games played, with the best guesses validated during the run
 (``validation.every``). It needs matplotlib, an optional extra: ``pip install 'tune2048[plot]'``.
 Without it the table is still printed.
 """
@@ -12,11 +15,13 @@ from __future__ import annotations
 import csv
 import io
 import math
+from collections import defaultdict
 from pathlib import Path
 
 from engine.atomic import atomic_write
 from engine.echo import echo, shorten
 from engine.families.registry import file_spec_path, is_file_spec
+from engine.stats import Z95, counted, readable
 from engine.weights_file import WeightsFile, read_weights
 from tuner import checkpoint as ckpt
 from tuner.config import RunConfig, parse_config
@@ -31,6 +36,7 @@ VALIDATION_COLUMNS = ("candidate", "generation", "fitness", "fitness_stderr", "m
                       "ci95")
 COUNT_COLUMNS = ("generation", "evaluations", "games")
 TEXT_COLUMNS = ("candidate",)
+CI_NOTE = "+/- is the half-width of a 95% confidence interval"
 
 
 def read_rows(path: Path, columns: tuple[str, ...], required: bool) -> list[dict[str, float | str]]:
@@ -128,17 +134,19 @@ def format_report(config: dict, history: list[dict], validation: list[dict], bes
     last = history[-1]
     top = max(history, key=lambda r: r["best"])
     saved = sum(value for _, value in numbers(history, "games_saved"))
-    spent = f"{int(last['games'])} training games" + (
-        f" ({int(saved)} saved by adaptive games)" if saved else "")
+    spent = counted(int(last["games"]), "training game") + (
+        f" ({int(saved):,} saved by adaptive games)" if saved else "")
     validated = dict(numbers(history, "validated"))
+    fitness = config["evaluation"]["fitness"]
     lines = [
         (f"run           {config['run']['name']}  ({config['family']} family, depth "
-        f"{config['search']['depth']}, fitness {config['evaluation']['fitness']})"),
-        (f"generations   {int(last['generation'])}, {int(last['evaluations'])} candidates, "
-        f"{spent}"),
-        (f"best in a generation   {top['best']:,.4g} +/- {top['best_stderr']:,.3g} "
-        f"(generation {int(top['generation'])})"),
-        f"final sigma   {last['sigma']:.3g}",
+        f"{config['search']['depth']}, fitness {fitness})"),
+        (f"generations   {int(last['generation']):,}: "
+         f"{counted(int(last['evaluations']), 'candidate')}, {spent}"),
+        (f"best in a generation   {readable(top['best'])} +/- "
+         f"{readable(Z95 * top['best_stderr'])} (generation {int(top['generation']):,})"),
+        f"final sigma   {readable(last['sigma'], 3)}",
+        f"({CI_NOTE})",
         "",
         f"{'gen':>5} {'games':>10} {'best':>12} {'+/-':>9} {'median':>12} {'worst':>12} "
         f"{'sigma':>8}" + (f" {'validated':>12}" if validated else ""),
@@ -147,77 +155,115 @@ def format_report(config: dict, history: list[dict], validation: list[dict], bes
     for row in history[::step] + ([last] if (len(history) - 1) % step else []):
         check = validated.get(row["games"])
         lines.append(
-            f"{int(row['generation']):>5} {int(row['games']):>10} {row['best']:>12,.4g} "
-            f"{row['best_stderr']:>9,.3g} {row['median']:>12,.4g} {row['worst']:>12,.4g} "
-            f"{row['sigma']:>8.3g}" + (f" {check:>12,.4g}" if check is not None else "")
+            f"{int(row['generation']):>5,} {int(row['games']):>10,} {readable(row['best']):>12} "
+            f"{readable(Z95 * row['best_stderr']):>9} {readable(row['median']):>12} "
+            f"{readable(row['worst']):>12} {readable(row['sigma'], 3):>8}"
+            + (f" {readable(check):>12}" if check is not None else "")
         )
     if validation:
+        show_score = fitness != "mean_score"  # else the fitness column is the mean score
         lines += ["", "validation (held-out seeds)",
-                  (f"{'candidate':<20} {'gen':>4} {'fitness':>12} {'+/-':>9} {'mean score':>12} "
-                  f"{'95% CI':>10}")]
+                  f"{'candidate':<20} {'gen':>4} {'fitness' if show_score else 'mean score':>12} "
+                  f"{'+/-':>9}" + (f" {'mean score':>12} {'+/-':>9}" if show_score else "")]
         for row in validation:
             lines.append(
-                f"{row['candidate']:<20} {int(row['generation']):>4} {row['fitness']:>12,.4g} "
-                f"{row['fitness_stderr']:>9,.3g} {row['mean_score']:>12,.0f} "
-                f"{row['ci95']:>10,.0f}"
+                f"{row['candidate']:<20} {int(row['generation']):>4,} "
+                f"{readable(row['fitness']):>12} {readable(Z95 * row['fitness_stderr']):>9}"
+                + (f" {readable(row['mean_score']):>12} {readable(row['ci95']):>9}"
+                   if show_score else "")
             )
     status = best.provenance.get("status", "")
     lines += ["", f"best.yaml     {status}"]
-    lines += [f"  {name}: {value:.6g}" for name, value in best.weights.items()]
+    lines += [f"  {name}: {readable(value, 6)}" for name, value in best.weights.items()]
     edges = space.edge_warnings(best.weights)
     lines += [f"warning: {line}" for line in edges]
     return "\n".join(lines)
 
 
+FITNESS_LABELS = {  # the fitness axis, by fitness name (tuner.fitness): what it measures, in what
+    "mean_score": "mean score (points)",
+    "mean_log2_max_tile": "mean log2 of the largest tile",
+    "reach_rate": "share of games reaching {tile}",
+    "score_quantile": "score at quantile {quantile} (points)",
+}
+
+
+def fitness_label(evaluation: dict) -> str:
+    """The label of a fitness axis, from a stored config's ``evaluation`` section."""
+    name = evaluation["fitness"]
+    return FITNESS_LABELS.get(name, name).format_map(defaultdict(lambda: "?", evaluation))
+
+
 def plot_convergence(path: Path, history: list[dict], validation: list[dict],
-                     title: str) -> Path:
-    """Write the convergence plot of a run's history to ``path``, atomically."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    gens = [r["generation"] for r in history]
-    best = [r["best"] for r in history]
-    se = [r["best_stderr"] for r in history]
-    fig, (ax, games_ax) = plt.subplots(1, 2, figsize=(14, 4.5))
-    ax.fill_between(gens, [b - s for b, s in zip(best, se)], [b + s for b, s in zip(best, se)],
-                    alpha=0.2, color="tab:blue")
-    ax.plot(gens, best, color="tab:blue", label="best of generation (+/- 1 s.e.)")
-    ax.plot(gens, [r["median"] for r in history], color="tab:orange", label="median")
-    if validation:
-        winner = max(validation, key=lambda r: r["fitness"])
-        ax.errorbar([gens[-1]], [winner["fitness"]], yerr=[1.96 * winner["fitness_stderr"]],
-                    fmt="*", color="tab:red", markersize=12, capsize=4,
-                    label=f"validated winner ({winner['candidate']}, 95% CI)")
-    ax.set_xlabel("generation")
-    ax.set_ylabel("fitness")
-    sigma_ax = ax.twinx()
-    sigma_ax.plot(gens, [r["sigma"] for r in history], color="tab:gray", linestyle="--",
-                  label="sigma")
-    sigma_ax.set_ylabel("sigma (normalised)")
-    handles = ax.get_legend_handles_labels()
-    sigma_handles = sigma_ax.get_legend_handles_labels()
-    ax.legend(handles[0] + sigma_handles[0], handles[1] + sigma_handles[1], loc="lower right")
-    ax.set_title(f"{title}: convergence")
-    plot_against_games(games_ax, history)
-    fig.tight_layout()
+                     config: dict) -> Path:
+    """Write the convergence plot of a run (its stored ``config``) to ``path``, atomically."""
     png = io.BytesIO()  # rendered in memory, so only atomic_write touches the run directory
-    fig.savefig(png, format="png", dpi=110)
-    plt.close(fig)
+    convergence_figure(history, validation, config).savefig(png, format="png", dpi=110)
     atomic_write(path, png.getvalue())
     return path
 
 
+def convergence_figure(history: list[dict], validation: list[dict], config: dict):
+    """The convergence plot as a matplotlib ``Figure``: fitness and sigma by generation, fitness
+    against training games; ticks as people read numbers (150,000, never 1.5e5 or an offset)."""
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+    gens = [r["generation"] for r in history]
+    best = [r["best"] for r in history]
+    ci = [Z95 * r["best_stderr"] for r in history]
+    fig = Figure(figsize=(14, 6.5), layout="constrained")
+    grid = fig.add_gridspec(2, 2, height_ratios=(3, 1))
+    ax = fig.add_subplot(grid[0, 0])
+    sigma_ax = fig.add_subplot(grid[1, 0], sharex=ax)
+    games_ax = fig.add_subplot(grid[:, 1], sharey=ax)
+
+    ax.fill_between(gens, [b - c for b, c in zip(best, ci)], [b + c for b, c in zip(best, ci)],
+                    alpha=0.2, color="tab:blue")
+    ax.plot(gens, best, color="tab:blue", label="best of a generation (band: 95% CI)")
+    ax.plot(gens, [r["median"] for r in history], color="tab:orange",
+            label="median of a generation")
+    if validation:
+        winner = max(validation, key=lambda r: r["fitness"])
+        ax.errorbar([gens[-1]], [winner["fitness"]], yerr=[Z95 * winner["fitness_stderr"]],
+                    fmt="*", color="tab:red", markersize=12, capsize=4,
+                    label=f"validated winner ({winner['candidate']}), 95% CI")
+    for panel in (ax, games_ax):
+        panel.set_ylabel(fitness_label(config["evaluation"]))
+    ax.set_title("by generation")
+    ax.tick_params(labelbottom=False)
+    sigma_ax.plot(gens, [r["sigma"] for r in history], color="tab:gray")
+    sigma_ax.set_xlabel("generation")
+    sigma_ax.set_ylabel("sigma\n(share of each box)")
+    sigma_ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    plot_against_games(games_ax, history)
+
+    for axis in (ax.yaxis, games_ax.xaxis, sigma_ax.yaxis):
+        axis.set_major_formatter(FuncFormatter(_tick))
+    shown = {}  # one legend entry per series, below the panels where it hides no data
+    for panel in (ax, games_ax):
+        shown.update({label: handle for handle, label in zip(*panel.get_legend_handles_labels())})
+    fig.legend(shown.values(), shown.keys(), loc="outside lower center", ncol=len(shown))
+    fig.suptitle(f"{config['run']['name']}: {config['family']} family at depth "
+                 f"{config['search']['depth']}, fitness {config['evaluation']['fitness']}")
+    return fig
+
+
 def plot_against_games(ax, history: list[dict]) -> None:
-    """Fitness against the training games spent: what a budget buys."""
+    """Fitness against the training games played: what a budget buys."""
     spent = [r["games"] for r in history]
-    ax.plot(spent, [r["best"] for r in history], color="tab:blue", label="best of generation")
-    ax.plot(spent, [r["median"] for r in history], color="tab:orange", label="median")
+    ax.plot(spent, [r["best"] for r in history], color="tab:blue", label="best of a generation")
+    ax.plot(spent, [r["median"] for r in history], color="tab:orange",
+            label="median of a generation")
     validated = numbers(history, "validated")
     if validated:
-        ax.plot(*zip(*validated), "o-", color="tab:red", label="best guess, validated")
-    ax.set_xlabel("training games spent")
-    ax.set_ylabel("fitness")
-    ax.legend(loc="lower right")
-    ax.set_title("fitness against games")
+        ax.plot(*zip(*validated), "o-", color="tab:red",
+                label="best guess, validated during the run")
+    ax.set_xlabel("training games played")
+    ax.tick_params(labelleft=True)
+    ax.set_title("against training games played")
+
+
+def _tick(value: float, _position) -> str:
+    """A tick label with thousands separators and no exponent (ticks are round numbers)."""
+    return f"{value + 0.0:,.10g}"  # + 0.0: no "-0"

@@ -20,13 +20,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tqdm import tqdm
-
 from engine import finite
 from engine.atomic import atomic_write, remove_stale_temp_files
 from engine.families import get_family
 from engine.solver import PlayerSpec
-from engine.stats import summarize
+from engine.stats import Z95, counted, readable, summarize
 from engine.weights_file import WeightsFile, write_weights
 from tuner import checkpoint as ckpt
 from tuner import interrupts
@@ -35,6 +33,7 @@ from tuner.config import RunConfig
 from tuner.errors import CheckpointError, ConfigError
 from tuner.evaluation import Evaluator, Job
 from tuner.fitness import FITNESSES, Fitness, score_fitness, within_noise
+from tuner.progress import GameBar
 from tuner.seeds import reevaluation_seeds, training_seeds, validation_seeds
 from tuner.space import SearchSpace
 from tuner.strategy import SearchStrategy, StrategyStateError, restore_strategy, strategy_for
@@ -71,6 +70,7 @@ class TuningRun:
         self.strategy = strategy
         self.space = SearchSpace(config)
         self.progress = progress
+        self.progress_file = None  # where the progress bars go; None: stderr
         self.evaluator: Evaluator | None = None
 
     @classmethod
@@ -106,6 +106,8 @@ class TuningRun:
     def run(self, evaluator: Evaluator) -> RunState:
         """Run generations until a stop condition, then validate. Returns the final state."""
         self.evaluator = evaluator
+        if self.state.generation:  # only a resumed run starts past generation 0
+            log.info("%s", self.resume_line())
         self.state.finished = False
         while (reason := self.stop_reason()) is None:
             interrupts.check()
@@ -127,6 +129,13 @@ class TuningRun:
             self.run_dir = self._place()
             self._place = None
         self.checkpointed = True
+
+    def resume_line(self) -> str:
+        """Where a resumed run stands: its name, generation and the games it has played."""
+        s, limit = self.state, self.config.cmaes.max_generations
+        of = f"of {limit:,}" if limit is not None else "(no generation limit)"
+        return (f"resumed run {self.config.run.name} at generation {s.generation:,} {of}, "
+                f"{counted(s.games, 'game')} so far")
 
     def stop_reason(self) -> str | None:
         c, s = self.config, self.state
@@ -153,30 +162,47 @@ class TuningRun:
         search = self.config.search
         return PlayerSpec(self.config.family, weights, search.depth, search.cutoff)
 
-    def play(self, weight_sets: list[dict[str, float]], seeds: list[list[int]], what: str):
-        """Play each weight set on its list of seeds; a progress bar counts the games."""
+    def play(self, weight_sets: list[dict[str, float]], seeds: list[list[int]], bar: GameBar):
+        """Play each weight set on its list of seeds, counting the games on ``bar``."""
         jobs = [Job(i, self.spec(w), tuple(s)) for i, (w, s) in enumerate(zip(weight_sets, seeds))]
-        with tqdm(total=sum(len(s) for s in seeds), desc=what, unit="game", leave=False,
-                  disable=not self.progress) as bar:
-            return self.evaluator.play(jobs, bar.update)
+        return self.evaluator.play(jobs, bar.update)
+
+    def bar(self, what: str, total: int, up_to: bool = False) -> GameBar:
+        return GameBar(what, total, up_to=up_to, enabled=self.progress, file=self.progress_file)
+
+    def generation_bar(self, generation: int, candidates: int) -> GameBar:
+        """One bar for all of a generation's games; under a race, its total is every candidate
+        at ``max`` games (``tuner.progress``)."""
+        evaluation = self.config.evaluation
+        racing = evaluation.games.first != evaluation.games.most
+        reevaluated = min(evaluation.reevaluate_best, candidates)
+        return self.bar(self.generation_label(generation) + (", round 1" if racing else ""),
+                        (candidates + reevaluated) * evaluation.games.most, up_to=racing)
+
+    def generation_label(self, generation: int) -> str:
+        limit = self.config.cmaes.max_generations
+        return f"gen {generation:,}" + (f" of {limit:,}" if limit is not None else "")
 
     def fitness(self, results) -> Fitness:
         evaluation = self.config.evaluation
         return score_fitness(results, evaluation.fitness, **evaluation.fitness_options)
 
-    def play_generation(self, weight_sets: list[dict[str, float]], generation: int):
+    def play_generation(self, weight_sets: list[dict[str, float]], generation: int,
+                        bar: GameBar):
         """Every candidate's games and fitness under the budget: the first games for everyone,
         then rounds for the candidates the budget says are undecided, each on its next seeds."""
         budget = self.config.evaluation.games
         seeds = training_seeds(self.config.run.seed, generation, budget.most)
-        results = self.play(weight_sets, [seeds[: budget.first]] * len(weight_sets),
-                            f"gen {generation}")
+        results = self.play(weight_sets, [seeds[: budget.first]] * len(weight_sets), bar)
         fits = [self.fitness(r) for r in results]
         rank_weights = self.strategy.rank_weights()
+        rounds = 1
         while more := budget.more(fits, rank_weights):
+            rounds += 1
+            bar.set_description_str(f"{self.generation_label(generation)}, round {rounds}")
             extra = self.play([weight_sets[i] for i in more],
                               [seeds[len(results[i]): len(results[i]) + n]
-                               for i, n in more.items()], f"gen {generation} +")
+                               for i, n in more.items()], bar)
             for i, games in zip(more, extra):
                 results[i] = results[i] + games
                 fits[i] = self.fitness(results[i])
@@ -197,23 +223,25 @@ class TuningRun:
                     "the boxes hold weights the family cannot take together, and resuming "
                     "would draw them again: narrow the boxes and start a new run"
                 )
-        results, fits = self.play_generation(weight_sets, generation)
-        played = [len(r) for r in results]
-        games = sum(played)
-        if c.evaluation.reevaluate_best:  # fixed games only (config)
-            best_first = sorted(range(len(xs)), key=lambda i: -fits[i].value)
-            top = best_first[: c.evaluation.reevaluate_best]
-            count = c.evaluation.games.most
-            again = self.play([weight_sets[i] for i in top],
-                              [reevaluation_seeds(c.run.seed, generation, count)] * len(top),
-                              "re-evaluate")
-            pool = FITNESSES[c.evaluation.fitness].pool
-            for i, r in zip(top, again):
-                fits[i] = pool(results[i], r, **c.evaluation.fitness_options)
-            games += len(top) * count
+        with self.generation_bar(generation, len(xs)) as bar:
+            results, fits = self.play_generation(weight_sets, generation, bar)
+            played = [len(r) for r in results]
+            games = sum(played)
+            if c.evaluation.reevaluate_best:  # fixed games only (config)
+                best_first = sorted(range(len(xs)), key=lambda i: -fits[i].value)
+                top = best_first[: c.evaluation.reevaluate_best]
+                count = c.evaluation.games.most
+                again = self.play([weight_sets[i] for i in top],
+                                  [reevaluation_seeds(c.run.seed, generation, count)] * len(top),
+                                  bar)
+                pool = FITNESSES[c.evaluation.fitness].pool
+                for i, r in zip(top, again):
+                    fits[i] = pool(results[i], r, **c.evaluation.fitness_options)
+                games += len(top) * count
         for i, (w, f) in enumerate(zip(weight_sets, fits)):
-            log.debug("gen %d candidate %d: fitness %s +/- %s over %d games, weights %s",
-                      generation, i, _num(f.value), _num(f.stderr), f.games, w)
+            log.debug("gen %d candidate %d: fitness %s +/- %s (95%% CI) over %s, weights %s",
+                      generation, i, readable(f.value), readable(Z95 * f.stderr),
+                      counted(f.games, "game"), w)
         self.strategy.tell(xs, [f.value for f in fits])
         # the strategy that produced this generation, before an IPOP restart replaces it
         diagnostics = self.strategy.diagnostics()
@@ -262,7 +290,9 @@ class TuningRun:
         if self.heuristic_problem(weights) is not None:
             return {}
         seeds = validation_seeds(self.config.run.seed, self.config.validation.games)
-        [results] = self.play([weights], [seeds], "validate best guess")
+        with self.bar(f"gen {self.state.generation:,}: validating the best guess",
+                      len(seeds)) as bar:
+            [results] = self.play([weights], [seeds], bar)
         fit = self.fitness(results)
         return {"validated": fit.value, "validated_stderr": fit.stderr}
 
@@ -294,6 +324,8 @@ class TuningRun:
         )
 
     def log_generation(self, row: dict, games: int, seconds: float) -> None:
+        """One line per generation; its +/- is a 95% confidence interval, as everywhere a
+        person reads one (``history.csv`` keeps the standard error)."""
         c, s = self.config, self.state
         rate = games / seconds if seconds > 0 else math.inf
         per_generation = s.seconds / s.generation
@@ -306,17 +338,19 @@ class TuningRun:
         noise = "  (differences within noise)" if row["within_noise"] else ""
         spent = ""
         if c.evaluation.games.first != c.evaluation.games.most:
-            spent = (f"  games {row['games_min']}-{row['games_max']} (mean "
-                     f"{row['games_mean']:.0f}, {row['games_saved']:,} saved)")
+            spent = (f"  games {row['games_min']:,}-{row['games_max']:,} per candidate (mean "
+                     f"{row['games_mean']:,.0f}, {row['games_saved']:,} saved)")
         validated = ""
         if "validated" in row:
-            validated = f"  validated {_num(row['validated'])} +/- {_num(row['validated_stderr'])}"
+            validated = (f"  validated {readable(row['validated'])} +/- "
+                         f"{readable(Z95 * row['validated_stderr'])}")
         log.info(
-            "gen %d  evals %d  best %s +/- %s  median %s  worst %s  sigma %.3g%s%s  "
-            "%.1f games/s  elapsed %s  ETA %s%s",
-            row["generation"], row["evaluations"], _num(row["best"]), _num(row["best_stderr"]),
-            _num(row["median"]), _num(row["worst"]), row["sigma"], spent, validated, rate,
-            _clock(s.seconds), eta, noise,
+            "%s  evals %s  best %s +/- %s (95%% CI)  median %s  worst %s  sigma %s%s%s  "
+            "%s games/s  elapsed %s  ETA %s%s",
+            self.generation_label(row["generation"]), f"{row['evaluations']:,}",
+            readable(row["best"]), readable(Z95 * row["best_stderr"]), readable(row["median"]),
+            readable(row["worst"]), readable(row["sigma"], 3), spent, validated,
+            readable(rate, 3), _clock(s.seconds), eta, noise,
         )
 
     # ----------------------------------------------------------------------------------------
@@ -332,8 +366,8 @@ class TuningRun:
         else:
             log.warning("validation: the distribution mean is left out: %s", problem)
         seeds = validation_seeds(c.run.seed, c.validation.games)
-        results = self.play([w for _, _, w in candidates], [seeds] * len(candidates),
-                            "validation")
+        with self.bar("validation", len(seeds) * len(candidates)) as bar:
+            results = self.play([w for _, _, w in candidates], [seeds] * len(candidates), bar)
         rows = []
         for (label, generation, weights), games in zip(candidates, results):
             summary = summarize(games)
@@ -345,10 +379,15 @@ class TuningRun:
         """Keep the validation winner as the run's best weights, with the table beside it."""
         c = self.config
         winner = max(rows, key=lambda r: r.fitness.value)
+        log.info("validation on %s each (+/-: 95%% confidence interval)",
+                 counted(c.validation.games, "held-out game"))
         for r in rows:
-            log.info("validation  %-18s gen %3d  fitness %s +/- %s  mean score %s +/- %s%s",
-                     r.label, r.generation, _num(r.fitness.value), _num(r.fitness.stderr),
-                     _num(r.mean_score), _num(r.ci95), "  <- winner" if r is winner else "")
+            score = ("" if c.evaluation.fitness == "mean_score" else
+                     f"  mean score {readable(r.mean_score)} +/- {readable(r.ci95)}")
+            log.info("validation  %-18s gen %3d  %s %s +/- %s%s%s", r.label, r.generation,
+                     c.evaluation.fitness.replace("_", " "), readable(r.fitness.value),
+                     readable(Z95 * r.fitness.stderr), score,
+                     "  <- winner" if r is winner else "")
         for line in self.space.edge_warnings(winner.weights):
             log.warning("warning: %s", line)
         atomic_write(self.run_dir / ckpt.VALIDATION_FILE, validation_csv(rows))
@@ -387,10 +426,6 @@ def validation_csv(rows: list[ValidationRow]) -> str:
         for r in rows
     ]
     return ckpt.rows_csv(table)
-
-
-def _num(value: float) -> str:
-    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.4g}"
 
 
 def _clock(seconds: float) -> str:

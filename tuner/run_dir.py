@@ -75,8 +75,11 @@ class Lock:
     inode), and ends with the process whatever happens to it.
     """
 
-    def __init__(self, directory: Path):
+    def __init__(self, directory: Path, named: Path | None = None):
+        """``named``: the run directory a refusal names, when ``directory`` is its staging
+        directory (a run being started there has no checkpoint yet)."""
         self.directory = directory
+        self._fd = None
         try:
             self._fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
         except OSError as err:
@@ -86,7 +89,13 @@ class Lock:
         except BlockingIOError:
             holder = _lock_holder(self._fd)
             os.close(self._fd)
+            self._fd = None
             who = f"tune process {holder}" if holder else "another tune process"
+            if named is not None:
+                raise CheckpointError(
+                    f"{named}: a run is being started there by {who} (in {directory}, until "
+                    f"its first checkpoint): wait for it to finish, or stop it (kill -INT "
+                    f"{holder or 'PID'}), then try again") from None
             raise CheckpointError(
                 f"{directory}: in use by {who}: wait for it to finish, or stop it "
                 f"(kill -INT {holder or 'PID'}; it checkpoints), then try again"
@@ -127,28 +136,40 @@ class NewRun:
         self.staging = staging_path(run_dir)
         self._locks: list[Lock] = []
         self._created = _missing_ancestors(run_dir.parent)  # removed again if the run fails
-        found = holds(run_dir)
-        if found is Holds.RESULTS or found is Holds.OTHER:
-            raise CheckpointError(
-                f"{run_dir}: holds {found.value}, which tune never replaces: pick another "
-                "run.name or run.output_dir in the config")
-        if found is Holds.RUN and not overwrite:
-            hint = (f"resume it with: tune resume {run_dir}" if same_config else
-                    "pick another run.name or run.output_dir, or pass --overwrite to replace it "
-                    "once the new run has written its first checkpoint")
-            raise CheckpointError(f"{run_dir}: already holds a run; {hint}")
-        if found is Holds.STARTED and not (same_config or overwrite):
-            raise CheckpointError(
-                f"{run_dir}: holds another run stopped before its first checkpoint; pick another "
-                "run.name or run.output_dir, or pass --overwrite to replace it")
+        made = False
         try:
-            if found is not Holds.NOTHING or run_dir.is_dir():
+            found = holds(run_dir)
+            # The locks first: a directory another `tune` works in is named as such, not as
+            # one that holds a run.
+            if run_dir.is_dir() and not run_dir.is_symlink():
                 self._locks.append(Lock(run_dir))
+            if self.staging.is_dir() and not self.staging.is_symlink():
+                self._locks.append(Lock(self.staging, named=run_dir))
+            if found is Holds.RESULTS or found is Holds.OTHER:
+                raise CheckpointError(
+                    f"{run_dir}: holds {found.value}, which tune never replaces: pick another "
+                    "run.name or run.output_dir in the config")
+            if found is Holds.RUN and not overwrite:
+                hint = (f"resume it with: tune resume {run_dir}" if same_config else
+                        "pick another run.name or run.output_dir, or pass --overwrite to "
+                        "replace it once the new run has written its first checkpoint")
+                raise CheckpointError(f"{run_dir}: already holds a run; {hint}")
+            if found is Holds.STARTED and not (same_config or overwrite):
+                raise CheckpointError(
+                    f"{run_dir}: holds another run stopped before its first checkpoint; pick "
+                    "another run.name or run.output_dir, or pass --overwrite to replace it")
+            staged = any(lock.directory == self.staging for lock in self._locks)
+            made = not staged and not self.staging.exists()
             _make_directory(self.staging, run_dir)
-            self._locks.append(Lock(self.staging))
+            if not staged:
+                self._locks.append(Lock(self.staging, named=run_dir))
             _empty(self.staging)  # left by a process that died before its first checkpoint
         except BaseException:
+            if made:
+                with contextlib.suppress(OSError):
+                    self.staging.rmdir()  # made here and still empty
             self.release()
+            self._remove_created()
             raise
 
     def take_place(self) -> Path:
@@ -167,6 +188,9 @@ class NewRun:
         """The run stopped before its first checkpoint: remove the staging directory, and the
         folders made for it that are still empty."""
         shutil.rmtree(self.staging, ignore_errors=True)
+        self._remove_created()
+
+    def _remove_created(self) -> None:
         for folder in self._created:
             with contextlib.suppress(OSError):
                 folder.rmdir()  # only if empty

@@ -12,10 +12,16 @@ and a resumed run draws exactly the candidates an uninterrupted run would.
 from __future__ import annotations
 
 import pickle
+import warnings
 from typing import TYPE_CHECKING, Protocol
 
-import cma
 import numpy as np
+
+with warnings.catch_warnings():
+    # pycma warns at import when matplotlib is missing (it is our optional plot extra), about
+    # plotting of its own that we never use
+    warnings.filterwarnings("ignore", "Could not import matplotlib", UserWarning, r"cma\.")
+    import cma
 
 from engine.errors import BadInput
 

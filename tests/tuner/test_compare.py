@@ -74,8 +74,8 @@ def test_compare_refuses_too_few_games_for_a_paired_test():
         (["--cutoff", "nan"], "--cutoff must be in [0, 1)"),
         (["--seed", "-1"], "--seed must be from 0 to 2**64 - GAMES"),
         (["--seed", str(2**64 - 10)], "--seed must be from 0 to 2**64 - GAMES"),
-        (["--games", "10000000000"], "--games must be from 30 to 1000000, got 10000000000"),
-        (["--workers", "0"], "--workers must be from 1 to 4096, got 0"),
+        (["--games", "10000000000"], "--games must be from 30 to 1,000,000, got 10000000000"),
+        (["--workers", "0"], "--workers must be from 1 to 4,096, got 0"),
         (["--address", "localhost"], "--address must be 'auto' or HOST:PORT, got 'localhost'"),
         (["--depth", "9"], "--depth must be from 0 to 8, got 9"),
     ],
@@ -102,3 +102,20 @@ def test_weights_whose_heuristic_is_not_finite_name_the_file_and_the_weight(tmp_
     [line] = capsys.readouterr().err.splitlines()
     assert line.startswith(f"tune: error: {bad}: weights.monotonicity_power: at 1000 the "
                            "heuristic is not finite")
+
+
+def test_the_report_says_what_its_intervals_are_and_reads_as_people_write_numbers():
+    from tuner.compare import format_report
+
+    player = {"name": "tuned", "depth": 3, "games": 1000, "mean": 151_315.4, "ci95": 4_332.1,
+              "median": 150_020.0, "reach": {"2048": 0.996, "4096": 0.95, "8192": 0.723,
+                                             "16384": 0.1}, "mean_moves": 7_321.0}
+    pair = {"a": "tuned", "b": "reference", "mean_difference": 19_610.2, "ci95": 3_120.4,
+            "p_value": 3e-12}
+    text = format_report({"players": [player], "pairs": [pair]})
+    assert text.splitlines()[0] == ("scores on the same seeds; +/- is the half-width of a 95% "
+                                    "confidence interval")
+    assert text.splitlines()[2].split()[:6] == ["tuned", "3", "1,000", "151,315", "4,332",
+                                                "150,020"]
+    assert text.splitlines()[-1] == "tuned - reference: +19,610 +/- 3,120   p < 0.0001"
+    assert "e-" not in text and "e+" not in text

@@ -64,11 +64,28 @@ def test_a_family_file_in_a_temporary_directory_reaches_every_worker(cluster, tm
         [[(g.seed, g.score, g.final_board) for g in games] for games in expected]
 
 
-def test_a_file_named_like_an_installed_module_is_refused_before_ray_starts(tmp_path):
-    (tmp_path / "json.py").write_text(FAMILY, encoding="utf-8")
-    with pytest.raises(ValueError, match="Ray workers import it as module 'json', which is an "
-                                         "installed module: rename the file"):
-        RayEvaluator(families=[canonical_spec(f"{tmp_path / 'json.py'}:Shipped")])
+def test_files_named_like_an_installed_module_or_like_each_other_play_on_ray(cluster, tmp_path):
+    """``json.py`` (the name of a module every worker has) and two files named ``fam.py`` in two
+    folders, one seeking empty cells and one avoiding them: each is shipped as a package of its
+    own, so every worker plays the right code."""
+    specs = []
+    for folder, name, sign in (("a", "json.py", 1.0), ("b", "fam.py", 1.0), ("c", "fam.py", -1.0)):
+        (tmp_path / folder).mkdir()
+        code = (FAMILY.replace("weights[0] * row_empty()", f"{sign} * weights[0] * row_empty()")
+                .replace("float(weights[0]) * sum", f"{sign} * float(weights[0]) * sum"))
+        (tmp_path / folder / name).write_text(code, encoding="utf-8")
+        specs.append(canonical_spec(f"{tmp_path / folder / name}:Shipped"))
+    jobs = [Job(i, PlayerSpec(spec, {"empty": 1.0 + i}, 0, 0.0), tuple(range(20, 24)))
+            for i, spec in enumerate(specs)]
+    expected = SerialEvaluator(games_per_task=2).play(jobs)
+    evaluator = RayEvaluator(address=cluster.address, games_per_task=2, families=specs)
+    try:
+        on_ray = evaluator.play(jobs)
+    finally:
+        evaluator.close()
+    played = [[(g.seed, g.score, g.final_board) for g in games] for games in on_ray]
+    assert played == [[(g.seed, g.score, g.final_board) for g in games] for games in expected]
+    assert played[1] != played[2]  # the two fam.py files played their own code
 
 
 def test_a_node_of_another_tune2048_version_is_refused(cluster, monkeypatch):

@@ -53,9 +53,9 @@ def test_noise_command_measures_the_initial_point(tmp_path, games):
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["--workers", "0"], "--workers must be from 1 to 4096, got 0"),
-        (["--games", "1"], "--games must be from 2 to 1000000, got 1"),
-        (["--games", "10000000000"], "--games must be from 2 to 1000000, got 10000000000"),
+        (["--workers", "0"], "--workers must be from 1 to 4,096, got 0"),
+        (["--games", "1"], "--games must be from 2 to 1,000,000, got 1"),
+        (["--games", "10000000000"], "--games must be from 2 to 1,000,000, got 10000000000"),
         (["--target", "0"], "--target must be in (0, 1), got 0.0"),
         (["--target", "nan"], "--target must be in (0, 1), got nan"),
     ],
@@ -69,3 +69,15 @@ def test_the_config_is_required(capsys):
     assert main(["noise"]) == 2
     assert capsys.readouterr().err == ("tune: error: --config FILE is required: "
                                        "tune noise --config FILE\n")
+
+
+def test_the_measurement_reads_as_people_write_numbers_with_a_95_percent_interval():
+    from tuner.config import parse_config
+    from tuner.fitness import Fitness
+    from tuner.noise import format_noise
+
+    config = parse_config(yaml.safe_load((ROOT / "configs" / "quick.yaml").read_text()), "quick")
+    text = format_noise(config, Fitness(33_820.0, 1_800.0, 200), 0.02)
+    assert "over 200 games: 33,820 +/- 3,528 (95% confidence interval)" in text  # 1.96 x 1,800
+    assert "sd 25,456 = 0.75 x mean" in text  # 1,800 x sqrt(200)
+    assert "e+" not in text

@@ -129,7 +129,7 @@ def resolve(arg: str, tmp_path: Path) -> str:
         (["--weights", "{nan}"], "weights.sum_weight"),
         (["--games", "0"], "--games"),
         (["--workers", "0"], "--workers"),
-        (["--workers", "5000"], "--workers must be from 1 to 4096"),
+        (["--workers", "5000"], "--workers must be from 1 to 4,096"),
         (["--address", "localhost"], "--address must be 'auto' or HOST:PORT, got 'localhost'"),
         (["--depth", "9"], "--depth"),
         (["--depth", "-1"], "--depth"),
@@ -170,3 +170,19 @@ def test_one_worker_plays_in_this_process_and_starts_no_ray():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=300, check=True)
     assert done.stdout.splitlines()[-1] == "no ray 0"
+
+
+def test_the_summary_reads_as_people_write_numbers():
+    from engine.solver import PlayerSpec
+    from engine.stats import Summary
+    from tuner.play import format_summary
+
+    summary = Summary(games=1000, mean=33_820.4, median=30_114.0, stdev=18_000.0, ci95=1_115.6,
+                      reach={2048: 0.5, 4096: 0.1, 8192: 0.0, 16384: 0.0},
+                      max_tiles={1024: 500, 2048: 400, 4096: 100}, mean_moves=1_800.0,
+                      moves_per_second=25_000.0)
+    text = format_summary(PlayerSpec("classic", {}, 1, 0.0001), summary, 12.3)
+    lines = {line.split()[0]: line for line in text.splitlines()}
+    assert lines["games"].split() == ["games", "1,000"]
+    assert lines["mean"] == "mean score    33,820 +/- 1,116 (95% CI)"
+    assert "cutoff 0.0001" in lines["player"] and "e-" not in text

@@ -1,4 +1,5 @@
-"""tuner.report: the convergence plot is written atomically and leaves no temporary file."""
+"""tuner.report: the summary as people read it, the convergence plot (labelled, readable, written
+atomically, leaving no temporary file) and reading a run directory."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from tuner.report import (
     HISTORY_COLUMNS,
     PLOT_FILE,
     VALIDATION_COLUMNS,
+    convergence_figure,
     format_report,
     plot_convergence,
     read_rows,
@@ -38,11 +40,13 @@ HISTORY = [
 ]
 VALIDATION = [{"candidate": "gen3-best", "generation": 3.0, "fitness": 1180.0,
                "fitness_stderr": 15.0}]
+CONFIG = {"run": {"name": "r"}, "family": "classic", "search": {"depth": 1},
+          "evaluation": {"fitness": "mean_score"}}
 
 
 @pytest.mark.parametrize("validation", [VALIDATION, []], ids=["validated", "unvalidated"])
 def test_the_plot_is_a_png_and_no_temporary_file_remains(tmp_path, validation):
-    path = plot_convergence(tmp_path, HISTORY, validation)
+    path = plot_convergence(tmp_path / PLOT_FILE, HISTORY, validation, CONFIG)
     assert path == tmp_path / PLOT_FILE
     assert path.read_bytes().startswith(PNG_SIGNATURE)
     assert os.listdir(tmp_path) == [PLOT_FILE]
@@ -51,10 +55,41 @@ def test_the_plot_is_a_png_and_no_temporary_file_remains(tmp_path, validation):
 def test_the_plot_has_the_mode_of_the_other_run_files(tmp_path):
     saved = os.umask(0o022)
     try:
-        path = plot_convergence(tmp_path, HISTORY, VALIDATION)
+        path = plot_convergence(tmp_path / PLOT_FILE, HISTORY, VALIDATION, CONFIG)
     finally:
         os.umask(saved)
     assert stat.S_IMODE(path.stat().st_mode) == 0o644
+
+
+def test_the_plot_names_the_run_and_its_units_and_reads_numbers_as_people_write_them():
+    history = [{**row, "best": 150_000.0 + row["best"], "games": 10_000.0 * row["generation"]}
+               for row in HISTORY]
+    figure = convergence_figure(history, VALIDATION, CONFIG)
+    assert figure.get_suptitle() == "r: classic family at depth 1, fitness mean_score"
+    fitness, sigma, games = figure.axes
+    assert fitness.get_ylabel() == games.get_ylabel() == "mean score (points)"
+    assert sigma.get_xlabel() == "generation" and sigma.get_ylabel().startswith("sigma")
+    assert games.get_xlabel() == "training games played"
+    # ticks with thousands separators and neither an exponent nor an offset ("1e5") above them
+    assert fitness.yaxis.get_major_formatter()(150_000.0, 0) == "150,000"
+    assert games.xaxis.get_major_formatter()(20_000.0, 0) == "20,000"
+    figure.canvas.draw()
+    assert fitness.yaxis.get_offset_text().get_text() == ""
+    assert "," in fitness.get_yticklabels()[-1].get_text()
+    # one legend, for the figure, below the panels: none over the data
+    assert [ax.get_legend() for ax in figure.axes] == [None] * 3 and len(figure.legends) == 1
+    assert "validated winner (gen3-best), 95% CI" in [
+        t.get_text() for t in figure.legends[0].get_texts()]
+
+
+@pytest.mark.parametrize(("evaluation", "label"), [
+    ({"fitness": "reach_rate", "tile": 2048}, "share of games reaching 2048"),
+    ({"fitness": "mean_log2_max_tile"}, "mean log2 of the largest tile"),
+    ({"fitness": "score_quantile", "quantile": 0.25}, "score at quantile 0.25 (points)"),
+])
+def test_the_fitness_axis_says_what_the_fitness_measures(evaluation, label):
+    figure = convergence_figure(HISTORY, [], {**CONFIG, "evaluation": evaluation})
+    assert figure.axes[0].get_ylabel() == label
 
 
 def test_a_failed_write_keeps_the_old_plot_and_leaves_nothing_behind(tmp_path, monkeypatch):
@@ -65,7 +100,7 @@ def test_a_failed_write_keeps_the_old_plot_and_leaves_nothing_behind(tmp_path, m
 
     monkeypatch.setattr(atomic.os, "replace", failing_replace)
     with pytest.raises(OSError, match="disk on fire"):
-        plot_convergence(tmp_path, HISTORY, VALIDATION)
+        plot_convergence(tmp_path / PLOT_FILE, HISTORY, VALIDATION, CONFIG)
     assert (tmp_path / PLOT_FILE).read_bytes() == b"the old plot"
     assert os.listdir(tmp_path) == [PLOT_FILE]
 
@@ -137,15 +172,39 @@ def test_report_reads_a_run_of_a_family_file_from_any_directory(tmp_path, monkey
     assert "seed001.py:Seed001 family" in out and "best.yaml     validated" in out
 
 
-def test_the_summary_says_what_adaptive_games_saved_and_what_was_validated(tmp_path):
-    config = {"run": {"name": "r"}, "family": "classic", "search": {"depth": 1},
-              "evaluation": {"fitness": "mean_score"}}
+def quick_space_and_best() -> tuple[SearchSpace, WeightsFile]:
     space = SearchSpace(parse_config(
         yaml.safe_load((REPO_ROOT / "configs" / "quick.yaml").read_text()), "quick"))
-    best = WeightsFile("classic", space.weights(space.initial()), 1, {"status": "validated"})
-    text = format_report(config, HISTORY, [], best, space)
+    return space, WeightsFile("classic", space.weights(space.initial()), 1,
+                              {"status": "validated"})
+
+
+def test_the_summary_says_what_adaptive_games_saved_and_what_was_validated(tmp_path):
+    space, best = quick_space_and_best()
+    text = format_report(CONFIG, HISTORY, [], best, space)
     assert "500 training games (80 saved by adaptive games)" in text
     rows = {line.split()[0]: line.split() for line in text.splitlines()
             if line.split() and line.split()[0].isdigit()}
     assert len(rows["2"]) == 8 and rows["2"][-1] == "1,010"  # validated in generation 2
     assert len(rows["3"]) == 7  # not in generation 3
+
+
+def test_the_summary_gives_95_percent_intervals_in_numbers_people_read():
+    space, best = quick_space_and_best()
+    history = [{**row, "best": 33_820.0 + row["best"], "best_stderr": 1_500.0}
+               for row in HISTORY]
+    validation = [{**VALIDATION[0], "fitness": 33_820.0, "fitness_stderr": 1_500.0,
+                   "mean_score": 33_820.0, "ci95": 2_940.0}]
+    text = format_report(CONFIG, history, validation, best, space)
+    assert "e+" not in text and "1.5e" not in text
+    assert "(+/- is the half-width of a 95% confidence interval)" in text
+    assert "best in a generation   35,070 +/- 2,940 (generation 5)" in text  # 1.96 x 1,500
+    row = text.splitlines()[text.splitlines().index("validation (held-out seeds)") + 2]
+    assert row.split() == ["gen3-best", "3", "33,820", "2,940"]
+
+
+def test_the_summary_counts_in_the_singular_when_there_is_one():
+    space, best = quick_space_and_best()
+    one = [{**HISTORY[0], "generation": 1.0, "evaluations": 1.0, "games": 1.0, "games_saved": ""}]
+    text = format_report(CONFIG, one, [], best, space)
+    assert "generations   1: 1 candidate, 1 training game" in text

@@ -1,0 +1,218 @@
+"""What a run shows a person: no warning at start, one progress bar per generation, log lines
+whose +/- is a 95% confidence interval and whose numbers read as people write them, and one line
+when a run resumes."""
+
+from __future__ import annotations
+
+import io
+import logging
+import math
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from engine.solver import GameResult
+from engine.stats import Z95, counted, readable
+from tuner import checkpoint as ckpt
+from tuner.config import parse_config
+from tuner.progress import GameBar
+from tuner.run import TuningRun
+
+WITHOUT_MATPLOTLIB = "import sys; sys.modules['matplotlib'] = None; "  # import raises ImportError
+
+
+def config_dict(tmp_path: Path, games=4, **cmaes) -> dict:
+    return {
+        "run": {"name": "t", "output_dir": str(tmp_path), "seed": 7},
+        "family": "classic",
+        "params": {
+            "lost_penalty": {"fixed": 200000},
+            "merges_weight": {"init": 100, "low": 10, "high": 10000, "scale": "log"},
+            "empty_weight": {"init": 50, "low": 10, "high": 10000, "scale": "log"},
+        },
+        "search": {"depth": 0, "cutoff": 0.0},
+        "evaluation": {"games": games},
+        "cmaes": {"sigma0": 0.3, "popsize": 6, "max_generations": 2, **cmaes},
+        "validation": {"games": 8, "top_k": 2},
+    }
+
+
+class Synthetic:
+    """Scores of about 100,000 from the weights and the seed, with no games played."""
+
+    workers = 1
+
+    def play(self, jobs, progress=None):
+        out = []
+        for job in jobs:
+            base = 50_000 + 100 * job.spec.weights["merges_weight"] % 90_000
+            out.append([GameResult(seed, int(base + seed % 9_973), 2048, 100, 0.001, 1000, 0)
+                        for seed in job.seeds])
+            if progress:
+                progress(len(job.seeds))
+        return out
+
+
+class Slow(Synthetic):
+    """Each candidate's games reported after tqdm's refresh interval, so the bar shows them."""
+
+    def play(self, jobs, progress=None):
+        def report(games):
+            time.sleep(0.11)
+            progress(games)
+
+        return super().play(jobs, report)
+
+
+def bar_lines(text: str) -> list[str]:
+    """What a bar showed, one state per item (tqdm redraws a line after a carriage return)."""
+    return [line.strip() for line in text.split("\r") if line.strip()]
+
+
+def run_with_bars(tmp_path: Path, doc: dict) -> tuple[TuningRun, list[str]]:
+    run = TuningRun.start(parse_config(doc, "test"), tmp_path / "t", progress=True)
+    run.progress_file = io.StringIO()
+    run.run(Slow())
+    return run, bar_lines(run.progress_file.getvalue())
+
+
+# ---- the pycma warning ---------------------------------------------------------------------------
+
+def python(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-W", "default", "-c", code], capture_output=True,
+                          text=True, timeout=300, check=True)
+
+
+def test_without_matplotlib_the_strategy_imports_pycma_without_a_warning():
+    # the condition a user without the plot extra is in: pycma itself warns in it...
+    assert "Could not import matplotlib" in python(WITHOUT_MATPLOTLIB + "import cma").stderr
+    # ...and tune2048 does not pass the warning on
+    assert python(WITHOUT_MATPLOTLIB + "import tuner.strategy").stderr == ""
+
+
+# ---- the progress bars ---------------------------------------------------------------------------
+
+def test_one_bar_per_generation_counts_its_games_and_validation_has_its_own(tmp_path):
+    _, lines = run_with_bars(tmp_path, config_dict(tmp_path))
+    # 6 candidates x 4 games per generation; 3 candidates (2 elites, the mean) x 8 validation games
+    assert {line.split(":")[0] for line in lines} == {"gen 1 of 2", "gen 2 of 2", "validation"}
+    assert lines[0].startswith("gen 1 of 2:   0%|")
+    assert lines[0].endswith("| 0/24 games [00:00 elapsed, ? left, ? games/s]")
+    done = [line for line in lines if line.startswith("gen 1 of 2: 100%|")]
+    assert done and re.search(r"\| 24/24 games \[00:0\d elapsed, 00:00 left, [\d.,]+ games/s\]$",
+                              done[-1]), lines
+    assert any(line.startswith("validation: 100%|") and "| 24/24 games" in line for line in lines)
+
+
+def test_under_a_race_the_bar_says_its_total_is_an_upper_bound_and_counts_rounds(tmp_path):
+    doc = config_dict(tmp_path, games={"min": 2, "max": 8, "batch": 2}, max_generations=1)
+    run, lines = run_with_bars(tmp_path, doc)
+    # every candidate at max: 6 x 8 games, which the race stops short of
+    assert lines[0].endswith("| 0 of up to 48 games [00:00 elapsed, at most ? left, ? games/s]")
+    assert lines[0].startswith("gen 1 of 1, round 1:   0%|")
+    rounds = {int(m.group(1)) for line in lines if (m := re.match(r"gen 1 of 1, round (\d+):", line))}
+    assert len(rounds) > 1 and rounds == set(range(1, max(rounds) + 1)), lines
+    played = run.state.history[0]["games"]
+    assert played < 48 and any(f" {played} of up to 48 games" in line for line in lines), lines
+
+
+def test_the_bar_writes_counts_with_thousands_separators():
+    out = io.StringIO()
+    with GameBar("gen 3 of 50, round 2", 15_360, up_to=True, file=out) as bar:
+        bar.update(6_200)
+        bar.refresh()
+    assert "6,200 of up to 15,360 games" in out.getvalue()
+
+
+def test_a_run_without_progress_writes_no_bar(tmp_path):
+    run = TuningRun.start(parse_config(config_dict(tmp_path), "test"), tmp_path / "t",
+                          progress=False)
+    run.progress_file = io.StringIO()
+    run.run(Synthetic())
+    assert run.progress_file.getvalue() == ""
+
+
+# ---- log lines -----------------------------------------------------------------------------------
+
+class Records(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(record.getMessage())
+
+
+@pytest.fixture
+def logged():
+    records = Records()
+    logger = logging.getLogger("tuner.run")  # "tuner" may not propagate: listen here
+    level = logger.level
+    logger.addHandler(records)
+    logger.setLevel(logging.INFO)
+    yield records.lines
+    logger.removeHandler(records)
+    logger.setLevel(level)
+
+
+def test_generation_lines_give_a_95_percent_interval_in_readable_numbers(tmp_path, logged):
+    run = TuningRun.start(parse_config(config_dict(tmp_path), "test"), tmp_path / "t",
+                          progress=False)
+    state = run.run(Synthetic())
+    lines = [line for line in logged if line.startswith("gen ")]
+    assert len(lines) == 2
+    for line, row in zip(lines, state.history):
+        assert row["best"] >= 1000  # so the separator shows
+        assert (f"best {readable(row['best'])} +/- {readable(Z95 * row['best_stderr'])} "
+                "(95% CI)") in line
+        assert re.search(r"best \d{1,3}(,\d{3})+ ", line) and "e+" not in line
+    validation = [line for line in logged if line.startswith("validation")]
+    assert validation[0] == "validation on 8 held-out games each (+/-: 95% confidence interval)"
+    assert len(validation) == 4 and all("mean score" in line for line in validation[1:])
+
+
+def start_and_stop(tmp_path: Path, logged: list[str], **cmaes) -> TuningRun:
+    """A run stopped after one generation, resumed with ``cmaes`` changed; the resumed run."""
+    first = parse_config(config_dict(tmp_path, max_generations=1), "test")
+    TuningRun.start(first, tmp_path / "t", progress=False).run(Synthetic())
+    assert not [line for line in logged if line.startswith("resumed")]  # a new run: no such line
+    config = parse_config(config_dict(tmp_path, **cmaes), "test")
+    run = TuningRun.resume(config, tmp_path / "t", ckpt.load_state(tmp_path / "t"),
+                           progress=False)
+    run.run(Synthetic())
+    return run
+
+
+def test_a_resumed_run_says_where_it_stands_once(tmp_path, logged):
+    start_and_stop(tmp_path, logged, max_generations=3)
+    assert [line for line in logged if line.startswith("resumed")] == [
+        "resumed run t at generation 1 of 3, 24 games so far"]
+
+
+def test_a_resumed_run_without_a_generation_limit_says_so(tmp_path, logged):
+    start_and_stop(tmp_path, logged, max_generations=None, max_games=40)
+    assert [line for line in logged if line.startswith("resumed")] == [
+        "resumed run t at generation 1 (no generation limit), 24 games so far"]
+
+
+# ---- numbers and counts --------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    ("value", "digits", "shown"),
+    [(33_820.4, 4, "33,820"), (3_382_000.0, 4, "3,382,000"), (0.132, 3, "0.132"),
+     (0.13245, 3, "0.132"), (11.234, 4, "11.23"), (0.5, 4, "0.5"), (1.0, 4, "1"),
+     (150.34, 4, "150.3"), (-4_567.8, 4, "-4,568"), (0.0, 4, "0"), (math.inf, 4, "inf"),
+     (2e-9, 3, "2e-09")],
+)
+def test_numbers_read_as_people_write_them(value, digits, shown):
+    assert readable(value, digits) == shown
+
+
+@pytest.mark.parametrize(("count", "shown"),
+                         [(1, "1 game"), (0, "0 games"), (2, "2 games"), (1536, "1,536 games")])
+def test_counts_agree_with_their_noun(count, shown):
+    assert counted(count, "game") == shown
