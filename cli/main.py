@@ -48,7 +48,8 @@ if _came:
 SUBCOMMANDS = (run, resume, play, compare, report, noise, export, families)
 # The short forms' options, given before any subcommand: (option, destination).
 SHORT_FORM = (("--config", "config"), ("--resume", "run_dir"), ("--overwrite", "overwrite"),
-              ("--workers", "workers"), ("--address", "address"))
+              ("--family-changed", "family_changed"), ("--workers", "workers"),
+              ("--address", "address"))
 
 log = logging.getLogger("tuner")
 
@@ -71,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     short.add_argument("--overwrite", dest="main_overwrite", action="store_true", default=None,
                        help="replace the run in the run directory once the new run has "
                             "written its first checkpoint")
+    short.add_argument("--family-changed", dest="main_family_changed", action="store_true",
+                       default=None, help="with --resume: resume although the run's family "
+                                          "code was edited since it started")
     short.add_argument("--workers", dest="main_workers", type=int, metavar="N",
                        help="local Ray worker CPUs (default: all cores)")
     short.add_argument("--address", dest="main_address", metavar="ADDRESS",
@@ -96,11 +100,14 @@ def parse(argv: list[str]) -> argparse.Namespace:
     for option, dest in SHORT_FORM:
         setattr(args, dest, getattr(args, f"main_{dest}"))
     args.overwrite = bool(args.overwrite)
+    args.family_changed = bool(args.family_changed)
     if args.run_dir is not None:
         if args.overwrite:
             raise UsageError("--overwrite starts a new run: it does not go with --resume")
         args.command, args.handler = "resume", resume.handle
     else:
+        if args.family_changed:
+            raise UsageError("--family-changed resumes a run: it goes with --resume")
         args.command, args.handler = "run", run.handle
     return args
 

@@ -11,7 +11,7 @@ from engine.atomic import UnwritableTarget, check_target
 from tuner import checkpoint as ckpt
 from tuner import report
 from tuner.errors import CheckpointError
-from tuner.run_dir import RUN_FILES
+from tuner.run_dir import RUN_FILES, Holds, holds
 from tuner.space import SearchSpace
 
 IN_RUN_DIR = object()  # --plot without a file: RUN_DIR/convergence.png
@@ -43,6 +43,11 @@ def handle(args: argparse.Namespace) -> int:
         if plot.name in RUN_FILES - {report.PLOT_FILE} and (plot.parent / ckpt.CONFIG_FILE).is_file():
             raise UnwritableTarget(f"{plot}: cannot write: it is one of a run's own files; give "
                                    "the plot another name")
+        if plot.exists() and holds(plot.parent) is Holds.RESULTS:
+            raise UnwritableTarget(
+                f"{plot}: cannot write: {plot.parent} holds results without a checkpoint (a "
+                f"shipped run), which are never rewritten; write the plot elsewhere: tune "
+                f"report {run_dir} --plot {report.PLOT_FILE}")
     stored, config = report.read_run_config(run_dir)
     history = report.read_rows(run_dir / ckpt.HISTORY_FILE, report.HISTORY_COLUMNS, required=True)
     validation = report.read_rows(run_dir / ckpt.VALIDATION_FILE, report.VALIDATION_COLUMNS,

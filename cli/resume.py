@@ -25,6 +25,9 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
     parser.add_argument("run_dir", metavar="RUN_DIR", help="the run's directory")
     parser.add_argument("--config", metavar="FILE",
                         help="the run's config with changed stop conditions or Ray settings")
+    parser.add_argument("--family-changed", action="store_true",
+                        help="resume although the run's family file or module was edited since "
+                             "the run started (its next games use the new code)")
     parser.set_defaults(handler=handle)
 
 
@@ -75,7 +78,8 @@ def _resume(run_dir: Path, args: argparse.Namespace) -> int:
 def _continue(config, run_dir: Path, state, args: argparse.Namespace) -> int:
     from tuner.run import CMA_STOP_PREFIX, TuningRun  # the engine and pycma, once known good
 
-    run = TuningRun.resume(config, run_dir, state, progress=job.show_progress(args))
+    run = TuningRun.resume(config, run_dir, state, progress=job.show_progress(args),
+                           family_changed=args.family_changed)
     if state.finished and state.cma_stop:
         criteria = state.cma_stop.removeprefix(CMA_STOP_PREFIX)
         print(f"{run_dir}: the run has finished: pycma's own stop criteria ended it "

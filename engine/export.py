@@ -23,7 +23,7 @@ import numpy as np
 
 from engine.atomic import UnwritableTarget, atomic_write_all, check_target
 from engine.errors import BadInput
-from engine.families import get_family
+from engine.families import family_code, get_family
 from engine.families.classic import CLASSIC
 from engine.heuristic import COMBINER_FLOOR, BoardTerm
 from engine.weights_file import WeightsFile
@@ -175,7 +175,8 @@ def write_tables(loaded: WeightsFile, directory: str | os.PathLike,
     from engine.workspace import FLOOR_FRACTION, FLOOR_MIN, check  # imports the compiled engine
 
     family = get_family(loaded.family)
-    heuristic = family.heuristic(family.vector(loaded.weights))
+    with family_code(family, "heuristic()"):
+        heuristic = family.heuristic(family.vector(loaded.weights))
     check(heuristic)
     directory = Path(directory)
     tables: dict[int, tuple[str, np.ndarray]] = {}  # id(table) -> (file, table): each one once

@@ -198,6 +198,35 @@ def test_new_run_into_a_directory_holding_another_run_is_refused(tmp_path, no_ra
     assert snapshot(tmp_path) == before
 
 
+def test_a_family_file_edited_since_the_run_started_is_refused_on_resume(tmp_path, no_ray):
+    """The run records its family file's hash; an edited file would mix two heuristics in one
+    run, so resuming is refused, and ``--family-changed``, which the message names, resumes."""
+    shutil.copy(REPO_ROOT / "examples" / "families" / "seed001.py", tmp_path / "seed001.py")
+    config = tmp_path / "fam.yaml"
+    shutil.copy(REPO_ROOT / "examples" / "families" / "seed001.yaml", config)
+    document = yaml.safe_load(config.read_text(encoding="utf-8"))
+    document["run"]["output_dir"] = str(tmp_path / "runs")
+    config.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
+    run_dir = start_run(config, checkpoint=True)
+    unchanged = run_tune(["resume", str(run_dir)], tmp_path, no_ray)
+    assert unchanged.returncode == EXIT_RAY_GUARD, unchanged.stderr
+    with (tmp_path / "seed001.py").open("a", encoding="utf-8") as family:
+        family.write("# edited\n")
+    before = snapshot(tmp_path)
+
+    result = run_tune(["resume", str(run_dir)], tmp_path, no_ray)
+
+    [line] = assert_refused(result)
+    assert "code of family" in line and "changed since the run started" in line
+    assert f"tune resume {run_dir} --family-changed" in line
+    assert snapshot(tmp_path) == before
+    for args in (["resume", str(run_dir), "--family-changed"],
+                 ["--resume", str(run_dir), "--family-changed"]):
+        anyway = run_tune(args, tmp_path, no_ray)  # the advice works
+        assert anyway.returncode == EXIT_RAY_GUARD, anyway.stderr
+        assert "resuming with the new code" in anyway.stderr
+
+
 def test_starting_the_same_run_again_suggests_resuming_it(tmp_path, no_ray):
     run_dir = start_run(write_config(tmp_path / "first.yaml", tmp_path / "runs"),
                         checkpoint=True)

@@ -449,3 +449,36 @@ def test_the_commands_of_a_page_work_as_documented(doc, tmp_path):
     print("\n".join(timings))
     assert fingerprint(root / "runs") == shipped, "a documented command wrote into runs/"
     assert not failures, "\n\n".join(failures)
+
+
+# ---- the commands in the shipped configs' comments ------------------------------------------------
+
+CONFIG_COMMAND = re.compile(r"^#\s+(tune\s.*?)\s*$")
+SHIPPED_CONFIGS = sorted([*(REPO_ROOT / "configs").glob("*.yaml"),
+                          *(REPO_ROOT / "examples").rglob("*.yaml")])
+
+
+def config_commands() -> list[Block]:
+    """A capped block for every comment line of a shipped config that is a ``tune`` command."""
+    return [Block(doc=path, line=number, lang="sh", text=found[1] + "\n",
+                  marker=Marker("capped"))
+            for path in SHIPPED_CONFIGS
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+            if (found := CONFIG_COMMAND.match(line))]
+
+
+def test_the_shipped_configs_show_commands():
+    assert "tune --config examples/families/seed001.yaml\n" in [
+        block.text for block in config_commands()]
+
+
+@pytest.mark.slow
+def test_the_commands_in_the_shipped_configs_comments_work(tmp_path):
+    """Each ``# tune ...`` comment line of configs/ and examples/ runs in a copy of the
+    repository, its run configs capped."""
+    root = copy_repository(tmp_path / "clone")
+    shipped = fingerprint(root / "runs")
+    failures, timings = play(config_commands(), root)
+    print("\n".join(timings))
+    assert fingerprint(root / "runs") == shipped, "a config's command wrote into runs/"
+    assert not failures, "\n\n".join(failures)

@@ -81,3 +81,18 @@ def test_report_on_a_shipped_run_writes_nothing_unless_asked(clone, tmp_path):
     assert result.returncode == 0, result.stderr
     assert plot.read_bytes().startswith(b"\x89PNG")
     assert fingerprint(clone / "runs") == before
+
+
+def test_a_plot_into_a_shipped_run_is_refused_and_the_advice_works(clone):
+    before = fingerprint(clone / "runs")
+    result = run_tune(["report", "runs/snake-d1", "--plot"], clone, None)
+    assert result.returncode == 2, result.stderr
+    [line] = result.stderr.splitlines()
+    assert "runs/snake-d1 holds results without a checkpoint" in line
+    assert fingerprint(clone / "runs") == before
+    advice = line.rpartition("write the plot elsewhere: ")[2].split()
+    assert advice[0] == "tune"
+    followed = run_tune(advice[1:], clone, None)
+    assert followed.returncode == 0, followed.stderr
+    assert (clone / "convergence.png").read_bytes().startswith(b"\x89PNG")
+    assert fingerprint(clone / "runs") == before

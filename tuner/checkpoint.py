@@ -77,6 +77,9 @@ class RunState:
     finished: bool = False
     stop_reason: str = ""  # why the last stretch of the run stopped
     cma_stop: str = ""  # pycma's termination criteria, once they have ended the search
+    # sha256 of a file or module family's source when the run started (None: built-in code, or
+    # a run from before it was recorded): a resume notices an edited family
+    family_digest: str | None = None
 
 
 def save_state(run_dir: Path, state: RunState) -> None:

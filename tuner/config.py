@@ -31,7 +31,7 @@ import yaml
 
 from engine import finite, yaml_text
 from engine.echo import echo, shorten
-from engine.families import FamilyNotFound, get_family
+from engine.families import FamilyCodeError, FamilyNotFound, get_family
 from engine.families.registry import canonical_spec, family_names, relative_spec
 from tuner.budget import AdaptiveGames, Budget, FixedGames
 from tuner.checker import Checker, describe
@@ -504,6 +504,9 @@ def _check_heuristic(check: Checker, family, specs: list[ParamSpec]) -> None:
     init = np.array([p.init for p in specs], dtype=np.float64)
     try:
         found = finite.diagnose(family, init)
+    except FamilyCodeError as err:  # names the family's file and line already
+        check.problem("params", str(err))
+        return
     except Exception as err:  # noqa: BLE001 - the family's own code may raise anything
         check.problem("params", f"the family's heuristic() failed at the initial point: "
                                 f"{type(err).__name__}: {shorten(str(err))}")
@@ -520,6 +523,9 @@ def _check_heuristic(check: Checker, family, specs: list[ParamSpec]) -> None:
             corner[i] = value
             try:
                 problem = finite.heuristic_problem(family, corner)
+            except FamilyCodeError as err:
+                check.problem(f"params.{p.name}.{end}", str(err))
+                continue
             except Exception as err:  # noqa: BLE001 - the family's own code may raise anything
                 problem = f"the family's heuristic() failed: {type(err).__name__}: {err}"
             if problem is not None:

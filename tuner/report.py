@@ -111,11 +111,12 @@ def read_run_config(run_dir: Path) -> tuple[dict, RunConfig]:
 
 
 def read_best(run_dir: Path, config: RunConfig) -> WeightsFile:
-    """``best.yaml``, which must hold weights of the run's family. A family file the run's
-    config names may be imported for it: the config already imported it."""
+    """``best.yaml``, which must hold weights of the run's family. A family file or module the
+    run's config names may be imported for it: the config already imported it."""
     path = run_dir / ckpt.BEST_FILE
-    trusted = [file_spec_path(config.family)] if is_file_spec(config.family) else []
-    best = read_weights(path, trusted)
+    files = [file_spec_path(config.family)] if is_file_spec(config.family) else []
+    modules = [config.family.rpartition(":")[0]] if not files and ":" in config.family else []
+    best = read_weights(path, files, modules)
     if best.family != config.family:
         raise CheckpointError(f"{path}: family: {echo(best.family)} is not the family of the run "
                               f"in {run_dir / ckpt.CONFIG_FILE} ({echo(config.family)})")
@@ -194,6 +195,9 @@ def fitness_label(evaluation: dict) -> str:
     return FITNESS_LABELS.get(name, name).format_map(defaultdict(lambda: "?", evaluation))
 
 
+BEST_LABEL = "best of a generation (band: 95% CI)"  # one legend entry for both panels
+
+
 def plot_convergence(path: Path, history: list[dict], validation: list[dict],
                      config: dict) -> Path:
     """Write the convergence plot of a run (its stored ``config``) to ``path``, atomically."""
@@ -220,7 +224,7 @@ def convergence_figure(history: list[dict], validation: list[dict], config: dict
 
     ax.fill_between(gens, [b - c for b, c in zip(best, ci)], [b + c for b, c in zip(best, ci)],
                     alpha=0.2, color="tab:blue")
-    ax.plot(gens, best, color="tab:blue", label="best of a generation (band: 95% CI)")
+    ax.plot(gens, best, color="tab:blue", label=BEST_LABEL)
     ax.plot(gens, [r["median"] for r in history], color="tab:orange",
             label="median of a generation")
     if validation:
@@ -252,7 +256,7 @@ def convergence_figure(history: list[dict], validation: list[dict], config: dict
 def plot_against_games(ax, history: list[dict]) -> None:
     """Fitness against the training games played: what a budget buys."""
     spent = [r["games"] for r in history]
-    ax.plot(spent, [r["best"] for r in history], color="tab:blue", label="best of a generation")
+    ax.plot(spent, [r["best"] for r in history], color="tab:blue", label=BEST_LABEL)
     ax.plot(spent, [r["median"] for r in history], color="tab:orange",
             label="median of a generation")
     validated = numbers(history, "validated")

@@ -23,6 +23,7 @@ from pathlib import Path
 from engine import finite
 from engine.atomic import atomic_write, remove_stale_temp_files
 from engine.families import get_family
+from engine.families.registry import family_source_digest
 from engine.solver import PlayerSpec
 from engine.stats import Z95, counted, readable, summarize
 from engine.weights_file import WeightsFile, write_weights
@@ -82,14 +83,28 @@ class TuningRun:
         final directory and returns it (``tuner.run_dir.NewRun.take_place``)."""
         if strategy is None:
             strategy = strategy_for(config, SearchSpace(config))
-        state = RunState(config=config.resolved(), strategy=strategy.dumps())
+        state = RunState(config=config.resolved(), strategy=strategy.dumps(),
+                         family_digest=family_source_digest(config.family))
         ckpt.check_writable(run_dir)
         ckpt.write_config(run_dir, state.config)
         return cls(config, run_dir, state, strategy, progress, place)
 
     @classmethod
     def resume(cls, config: RunConfig, run_dir: Path, state: RunState,
-               progress: bool = True) -> TuningRun:
+               progress: bool = True, family_changed: bool = False) -> TuningRun:
+        """The run in ``run_dir`` from its checkpoint ``state``. A family file or module edited
+        since the run started is refused (the run would mix two heuristics) unless
+        ``family_changed``; then the run goes on with the new code and records it."""
+        digest = family_source_digest(config.family)
+        if state.family_digest is not None and digest != state.family_digest:
+            if not family_changed:
+                raise CheckpointError(
+                    f"{run_dir}: the code of family {config.family!r} changed since the run "
+                    f"started, so its games would mix two heuristics: put the old code back, or "
+                    f"resume with the new code anyway: tune resume {run_dir} --family-changed")
+            log.warning("warning: family %r changed since the run started; resuming with the "
+                        "new code (--family-changed)", config.family)
+            state.family_digest = digest
         ckpt.check_writable(run_dir)
         for path in remove_stale_temp_files(run_dir):
             log.info("removed %s, left by an interrupted write", path)

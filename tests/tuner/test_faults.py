@@ -238,7 +238,7 @@ def test_a_unit_failing_past_max_retries_stops_the_run_cleanly(cluster, tmp_path
     _out, err = proc.communicate(timeout=600)
     assert proc.returncode == 1
     assert "candidate 2" in err and "failed after 2 retries" in err
-    assert "stopped after generation 1" in err and "tune --resume" in err
+    assert "stopped after generation 1" in err and "tune resume runs/faults" in err
     assert "Traceback" not in err
     assert ckpt.load_state(run_dir).generation == 1
     assert_consistent_files(run_dir)
@@ -353,7 +353,8 @@ def test_a_signal_while_a_generation_is_written_waits_for_its_checkpoint(tmp_pat
                       driver=driver)
     _out, err = proc.communicate(timeout=300)
     assert proc.returncode == 130, err
-    assert "interrupted after generation 1 (checkpointed)" in err
+    described = " (SIGTERM)" if sig == signal.SIGTERM else ""
+    assert f"interrupted{described} after generation 1 (checkpointed)" in err
     assert "tune resume runs/faults" in err and "Traceback" not in err
     assert ckpt.load_state(run_dir).generation == generations_done(run_dir) == 1
     assert read_weights(run_dir / "best.yaml").provenance["generation"] == 1
@@ -397,7 +398,7 @@ def test_an_interrupt_while_ray_starts_exits_130_and_leaves_no_process(tmp_path,
 
 def test_an_interrupt_at_any_moment_of_start_up_says_something_true(tmp_path):
     """From the command's first second (imports, config) to the first checkpoint: exit 130, and
-    --resume offered only where there is a checkpoint to resume."""
+    `tune resume` offered only where there is a checkpoint to resume."""
     config = write_config(tmp_path)
     run_dir = tmp_path / "runs" / "faults"
     for delay in (0.5, 1.0, 2.0, 4.0):
@@ -409,7 +410,7 @@ def test_an_interrupt_at_any_moment_of_start_up_says_something_true(tmp_path):
         _out, err = proc.communicate(timeout=120)
         assert proc.returncode == 130, (delay, err)
         assert "interrupted" in err and "Traceback" not in err, (delay, err)
-        if "tune --resume" in err:  # offered only where there is something to resume
+        if "tune resume" in err:  # offered only where there is something to resume
             ckpt.load_state(run_dir)
         assert_nothing_left(proc.pid)
 

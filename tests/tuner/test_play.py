@@ -163,7 +163,7 @@ def test_a_weight_too_large_for_a_float_exits_2(capsys, tmp_path):
 
 
 def test_one_worker_plays_in_this_process_and_starts_no_ray():
-    """The README's promise: with its default one worker, tune play opens no port."""
+    """docs/cli.md's promise: with its default one worker, tune play opens no port."""
     code = ("import sys; from cli.main import main; "
             "code = main(['play', '--family', 'classic', '--depth', '0', '--games', '2']); "
             "print('ray imported' if 'ray' in sys.modules else 'no ray', code)")

@@ -163,7 +163,7 @@ def tune(tmp_path: Path, *args: str, **changes: str | None) -> tuple[subprocess.
 
 
 def test_tune_joins_with_the_clusters_token_in_the_default_file(cluster, tmp_path):
-    """The README's recipe: RAY_AUTH_MODE=token, and the head's token in ~/.ray/auth_token."""
+    """docs/cluster.md's recipe: RAY_AUTH_MODE=token, and the head's token in ~/.ray/auth_token."""
     home = tmp_path / "home"
     (home / ".ray").mkdir(parents=True)
     (home / ".ray" / "auth_token").write_text(os.environ["RAY_AUTH_TOKEN"])
