@@ -195,11 +195,15 @@ def _unsupported(path: Path, version: Any) -> CheckpointError:
     )
 
 
-def check_writable(directory: Path) -> None:
-    """Fail before any compute if the run directory cannot be created or written."""
+def check_writable(directory: Path, staged_for: Path | None = None) -> None:
+    """Fail before any compute if the run directory cannot be created or written.
+    ``staged_for``: the run directory that ``directory`` stages until the first checkpoint;
+    messages name it, as it is what the user asked for."""
+    named = staged_for or directory
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        raise CheckpointError(f"{directory}: cannot create run directory: {err.strerror}") from None
+        raise CheckpointError(f"{named}: cannot create run directory: {err.strerror}") from None
     if not os.access(directory, os.W_OK | os.X_OK):
-        raise CheckpointError(f"{directory}: run directory is not writable")
+        raise CheckpointError(f"{directory}: run directory is not writable" if staged_for is None
+                              else f"{named.parent}: not writable, so {named} cannot be created")

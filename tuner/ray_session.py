@@ -162,7 +162,8 @@ class RaySession:
                 try:
                     import ray
 
-                    ray.shutdown()
+                    with _ray_core_errors_dropped():
+                        ray.shutdown()
                 finally:
                     processes.end_leftovers(leftovers)
                     self._ray_roots = {}
@@ -184,6 +185,24 @@ def _import_ray() -> None:
 
         caught = arrived()
     interrupts.raise_if_any(caught)
+
+
+@contextlib.contextmanager
+def _ray_core_errors_dropped():
+    """Send what is written to stderr (file descriptor 2) to /dev/null for the block. Ray's core
+    writes its own errors there about the tasks its shutdown ends (e.g. "Failed to push error to
+    driver" for a unit whose worker it has just stopped): they are about the shutdown we asked
+    for, and would reach the user as a second line beside ours."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as devnull:
+            os.dup2(devnull.fileno(), 2)
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 @contextlib.contextmanager

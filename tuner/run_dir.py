@@ -160,7 +160,7 @@ class NewRun:
                     "another run.name or run.output_dir, or pass --overwrite to replace it")
             staged = any(lock.directory == self.staging for lock in self._locks)
             made = not staged and not self.staging.exists()
-            _make_directory(self.staging, run_dir)
+            ckpt.check_writable(self.staging, staged_for=run_dir)
             if not staged:
                 self._locks.append(Lock(self.staging, named=run_dir))
             _empty(self.staging)  # left by a process that died before its first checkpoint
@@ -208,16 +208,6 @@ def _missing_ancestors(path: Path) -> list[Path]:
         missing.append(path)
         path = path.parent
     return missing
-
-
-def _make_directory(path: Path, named: Path) -> None:
-    """Make ``path``, where the run directory ``named`` is staged (messages name the latter)."""
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise CheckpointError(f"{named}: cannot create run directory: {err.strerror}") from None
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise CheckpointError(f"{named.parent}: not writable, so {named} cannot be created")
 
 
 def _empty(directory: Path) -> None:

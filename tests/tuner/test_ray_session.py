@@ -25,6 +25,17 @@ def test_ray_keeps_its_sigterm_handler_to_itself_while_it_starts():
     assert signal.getsignal(signal.SIGTERM) is not print
 
 
+def test_what_rays_core_writes_while_it_shuts_down_is_dropped_and_stderr_comes_back(capfd):
+    """Ray's core writes errors about the tasks its shutdown ends straight to file descriptor 2
+    ("Failed to push error to driver"): after an interrupt they came as a second line."""
+    import os
+
+    with ray_session._ray_core_errors_dropped():
+        os.write(2, b"[E task_manager.cc] Failed to push error to driver\n")
+    os.write(2, b"tune: interrupted\n")
+    assert capfd.readouterr().err == "tune: interrupted\n"
+
+
 STUBBORN = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"
 
 
