@@ -30,7 +30,6 @@ from tuner.evaluation import (
     SerialEvaluator,
     evaluator_for,
     play_unit,
-    split_units,
     tune2048_version,
 )
 from tuner.run import TuningRun
@@ -69,19 +68,35 @@ def timed_generations(run: TuningRun, generations: int) -> tuple[int, float]:
 
 
 class RecordingEvaluator(SerialEvaluator):
-    """The in-process backend, keeping the units of each call (a generation, or a round of
-    adaptive games) for the pool baseline."""
+    """The in-process backend, keeping the units the schedule hands out at each step (a
+    generation's first games, then each race round) for the pool baseline."""
 
     def __init__(self, games_per_task: int):
         super().__init__(games_per_task)
         self.rounds: list[list[tuple]] = []
 
-    def play(self, jobs, progress=None):
-        self.rounds.append(
-            [(jobs[j].candidate, jobs[j].spec, seeds, tune2048_version())
-             for j, _u, seeds in split_units(jobs, self.games_per_task)]
-        )
-        return super().play(jobs, progress)
+    def run(self, jobs, schedule, progress=None):
+        def keep(units):
+            self.rounds.append([(jobs[u.job].candidate, jobs[u.job].spec, u.seeds,
+                                 tune2048_version()) for u in units])
+
+        return super().run(jobs, _Recorded(schedule, keep), progress)
+
+
+class _Recorded:
+    """A schedule whose hand-outs are also given to ``keep``."""
+
+    def __init__(self, schedule, keep):
+        self._schedule = schedule
+        self._keep = keep
+
+    def __getattr__(self, name):
+        return getattr(self._schedule, name)
+
+    def next_units(self, idle, size):
+        units = self._schedule.next_units(idle, size)
+        self._keep(units)
+        return units
 
 
 def _play(unit: tuple) -> int:

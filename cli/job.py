@@ -61,9 +61,13 @@ def execute(run, args: argparse.Namespace, new_run=None) -> int:
                  config.evaluation.games.describe())
         evaluator = evaluator_for(config.ray, [config.family])
         interrupts.check()
-        log.info("evaluating on Ray with %s", _cpus(evaluator.workers))
+        log.info("games on %s", evaluator.describe())
         state = run.run(evaluator)
         interrupts.check()  # one that came during the last moments of the run
+        if run.stopped_on_request:
+            log.info("stopped on request after generation %d (checkpointed); resume with:\n"
+                     "  tune resume %s", state.generation, run.run_dir)
+            return 0
         log.info("done: %s; best weights in %s", state.stop_reason,
                  run.run_dir / ckpt.BEST_FILE)
         return 0
@@ -141,7 +145,3 @@ def _checkpointed_generation(run_dir) -> str:
         return str(ckpt.load_state(run_dir).generation)
     except BadInput:
         return "?"
-
-
-def _cpus(count: int) -> str:
-    return "1 worker CPU" if count == 1 else f"{count:,} worker CPUs"

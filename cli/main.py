@@ -29,7 +29,7 @@ try:
     import logging
     import os
 
-    from cli import compare, export, families, noise, play, report, resume, run
+    from cli import compare, export, families, noise, play, report, resume, run, stop
     from cli.options import ENVIRONMENT_ERRORS, Parser, UsageError, verbosity
     from engine.errors import BadInput, Failure, Tune2048Error
     from tuner import interrupts
@@ -45,7 +45,7 @@ if _came:
           file=sys.stderr)
     sys.exit(EXIT_INTERRUPTED)
 
-SUBCOMMANDS = (run, resume, play, compare, report, noise, export, families)
+SUBCOMMANDS = (run, resume, stop, play, compare, report, noise, export, families)
 # The short forms' options, given before any subcommand: (option, destination).
 SHORT_FORM = (("--config", "config"), ("--resume", "run_dir"), ("--overwrite", "overwrite"),
               ("--family-changed", "family_changed"), ("--workers", "workers"),

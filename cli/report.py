@@ -52,8 +52,10 @@ def handle(args: argparse.Namespace) -> int:
     history = report.read_rows(run_dir / ckpt.HISTORY_FILE, report.HISTORY_COLUMNS, required=True)
     validation = report.read_rows(run_dir / ckpt.VALIDATION_FILE, report.VALIDATION_COLUMNS,
                                   required=False)
+    machines = report.read_rows(run_dir / ckpt.CLUSTER_FILE, report.CLUSTER_COLUMNS,
+                                required=False)
     best = report.read_best(run_dir, config)
-    print(report.format_report(stored, history, validation, best, SearchSpace(config)))
+    print(report.format_report(stored, history, validation, best, SearchSpace(config), machines))
     if plot is not None:
         try:
             path = report.plot_convergence(plot, history, validation, stored)

@@ -88,7 +88,9 @@ class Solver:
         self.cutoff = float(cutoff)
         self.transposition = transposition
         try:
-            with family_code(self.family, "heuristic()", passing=(ArithmeticError,)):
+            # an overflow is reported below, naming the weights to blame, not warned about
+            with family_code(self.family, "heuristic()", passing=(ArithmeticError,)), \
+                    np.errstate(over="ignore", invalid="ignore", divide="ignore"):
                 heuristic = self.family.heuristic(vector)
             self._ws, self._terms = build_workspace(heuristic, self.cutoff, transposition)
         except (HeuristicError, ArithmeticError) as err:

@@ -12,6 +12,7 @@ settings (tests/tuner/test_ray_security.py) run their processes with their own e
 
 import os
 import secrets
+import signal
 
 os.environ["RAY_AUTH_MODE"] = "token"
 os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
@@ -62,8 +63,6 @@ def run_tune(args: list[str], cwd: Path, guard: Path | None) -> subprocess.Compl
 
 # ---- signal handlers ------------------------------------------------------------------------------
 
-import signal
-
 
 @pytest.fixture(autouse=True)
 def signal_handlers_restored():
@@ -74,3 +73,34 @@ def signal_handlers_restored():
     for sig, handler in handlers.items():
         if handler is not None:
             signal.signal(sig, handler)
+
+
+# ---- evaluators that compute games instead of playing them ------------------------------------
+
+
+class JobsEvaluator:
+    """A stand-in evaluator for the tuning loop: a subclass says what a job's games give
+    (``play(jobs, progress)``, each job's results in seed order), and ``run`` hands it every
+    unit a schedule gives out as a job of its own, in order, as one CPU would."""
+
+    workers = 1
+
+    def run(self, jobs, schedule, progress=None):
+        from dataclasses import replace
+
+        from tuner.schedule import UnitSize
+
+        while not schedule.done:
+            for unit in schedule.next_units(0, UnitSize(1 << 20)):
+                job = replace(jobs[unit.job], seeds=unit.seeds)
+                schedule.record(unit, self.play([job], progress)[0])
+        return schedule.results()
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        pass

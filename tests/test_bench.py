@@ -3,6 +3,7 @@ figures are is theirs to say, never a test's."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -53,3 +54,13 @@ def test_adaptive_budget_starts_from_a_weights_file(tmp_path):
     bench(tmp_path, "adaptive_budget.py", *args)
     stored = yaml.safe_load((tmp_path / "out" / "fixed-4-seed1" / "config.yaml").read_text())
     assert stored["params"]["merges_weight"]["init"] == 700.0  # classic-reference's
+
+
+def test_cluster_scale_prints_both_dispatches_and_writes_its_json(tmp_path):
+    out = bench(tmp_path, "cluster_scale.py", "--configs", "snake", "--cpus", "2", "16",
+                "--generations", "2", "--json", str(tmp_path / "shares.json"))
+    rows = [line.split() for line in out.splitlines() if line.split()[:1] in (["2"], ["16"])]
+    assert len(rows) == 2 and all(row[2].endswith("%") and row[5].endswith("%") for row in rows)
+    shares = json.loads((tmp_path / "shares.json").read_text())
+    assert set(shares) == {"snake"} and set(shares["snake"]) == {"2", "16"}
+    assert all(0 < share <= 1 for share in shares["snake"].values())

@@ -32,6 +32,7 @@ same games.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -112,10 +113,16 @@ def undecided(fits: Sequence[Fitness], rank_weights: Sequence[float], confidence
     low = [f.value - z * f.stderr for f in fits]
     high = [f.value + z * f.stderr for f in fits]
     span = max(rank_weights) - min(rank_weights)
+    # sorted bounds count, for each candidate, the intervals wholly above and below its own in
+    # n log n (a population of thousands is decided in milliseconds); a NaN bound compares
+    # false, so it counts for no one, and a candidate's own interval is never wholly above or
+    # below itself
+    lows = sorted(v for v in low if not math.isnan(v))
+    highs = sorted(v for v in high if not math.isnan(v))
     found = []
     for i in range(len(fits)):
-        better = sum(low[j] > high[i] for j in range(len(fits)) if j != i)
-        worse = sum(high[j] < low[i] for j in range(len(fits)) if j != i)
+        better = len(lows) - bisect.bisect_right(lows, high[i]) if not math.isnan(high[i]) else 0
+        worse = bisect.bisect_left(highs, low[i]) if not math.isnan(low[i]) else 0
         best_rank, worst_rank = better, len(fits) - 1 - worse
         at_stake = rank_weights[best_rank] - rank_weights[worst_rank]
         if at_stake > tolerance * span or math.isnan(low[i]) or math.isnan(high[i]):

@@ -9,10 +9,16 @@ A run directory holds:
   SHA-256 of the pickle that follows: a damaged file is refused before it is unpickled, where a
   flipped bit could otherwise load as a silently different state. Version 1 (a bare pickle of
   ``{"format", "version": 1, "state"}``, no checksum) is still read, so older runs resume.
-- ``history.csv``: one row per completed generation (a view of the checkpoint's history).
+- ``history.csv``: one row per completed generation (a view of the checkpoint's history): a pure
+  function of the config and its seed, the same on any cluster.
+- ``cluster.csv``: per completed generation, what the machines did: the CPUs available, the
+  seconds it took, the CPU-seconds of its training games and their share of the CPUs' time.
+  These depend on the cluster, so they are kept apart from the history.
 - ``best.yaml``: the best weights so far (training fitness), replaced by the validated winner.
 - ``validation.csv``: the final validation of the best candidates, once the run has finished.
 - ``run.log``: the log lines.
+- ``stop``: while a run works, ``tune stop`` writes it to ask the run to stop once its current
+  generation is checkpointed; the run removes it.
 
 Every file that matters is written to a temporary file and renamed, so a killed run leaves either
 the old or the new version of each, never a torn one.
@@ -45,9 +51,11 @@ _PICKLE_START = b"\x80"  # the PROTO opcode that starts every pickle of protocol
 CONFIG_FILE = "config.yaml"
 CHECKPOINT_FILE = "checkpoint.pkl"
 HISTORY_FILE = "history.csv"
+CLUSTER_FILE = "cluster.csv"
 BEST_FILE = "best.yaml"
 VALIDATION_FILE = "validation.csv"
 LOG_FILE = "run.log"
+STOP_FILE = "stop"  # written by `tune stop`: the run stops after its current generation
 
 
 @dataclass
@@ -80,11 +88,17 @@ class RunState:
     # sha256 of a file or module family's source when the run started (None: built-in code, or
     # a run from before it was recorded): a resume notices an edited family
     family_digest: str | None = None
+    # per generation: CPUs, seconds, game seconds, share (``cluster.csv``); a tuple, so that
+    # checkpoints written before it existed load with none
+    cluster: tuple[dict[str, Any], ...] = ()
 
 
 def save_state(run_dir: Path, state: RunState) -> None:
-    """Write the history view, then the checkpoint (the checkpoint is the source of truth)."""
+    """Write the history and cluster views, then the checkpoint (the checkpoint is the source
+    of truth)."""
     atomic_write(run_dir / HISTORY_FILE, rows_csv(state.history))
+    if state.cluster:
+        atomic_write(run_dir / CLUSTER_FILE, rows_csv(list(state.cluster)))
     atomic_write(run_dir / CHECKPOINT_FILE, encode_state(state))
 
 

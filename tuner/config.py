@@ -22,7 +22,7 @@ import math
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -37,6 +37,7 @@ from tuner.budget import AdaptiveGames, Budget, FixedGames
 from tuner.checker import Checker, describe
 from tuner.errors import ConfigError
 from tuner.fitness import FITNESSES
+from tuner.schedule import DISPATCHES
 from tuner.space import box_problem
 
 MAX_TUNING_DEPTH = 5
@@ -69,6 +70,7 @@ ADAPTIVE_KEYS = ("min", "max", "batch", "confidence", "tolerance")
 MIN_ADAPTIVE_GAMES = 2  # a standard error needs two games
 SCALES = ("linear", "log")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+AUTO = "auto"
 _KEEP = object()  # key(omit=...)'s default: no value is left out of resolved()
 
 
@@ -99,6 +101,19 @@ def key(read: Read, *, resumable: bool = False, omit: Any = _KEEP) -> Any:
 
 def integer(**options) -> Read:
     return lambda check, mapping, name, path: check.integer(mapping, name, path, **options)
+
+
+def integer_or_auto(**options) -> Read:
+    """An integer, or ``auto``: chosen by the tuner, as the key's documentation says."""
+    def read(check: Checker, mapping: dict, name: str, path: str) -> int | str | None:
+        value = mapping.get(name, options.get("default"))
+        if value == AUTO:
+            return AUTO
+        if isinstance(value, str):
+            check.problem(f"{path}.{name}", f"expected an integer or {AUTO}, got {echo(value)}")
+            return options.get("default")
+        return check.integer(mapping, name, path, **options)
+    return read
 
 
 def number(**options) -> Read:
@@ -260,7 +275,8 @@ class EvaluationSection(Section):
 class CMAESSection(Section):
     NAME = "cmaes"
     sigma0: float = key(number(default=0.25, low=MIN_SIGMA0, high=1.0))
-    popsize: int | None = key(integer(low=2, high=MAX_POPSIZE, optional=True))
+    # auto: chosen from the cluster when the run starts, and written into the run's config
+    popsize: int | str | None = key(integer_or_auto(low=2, high=MAX_POPSIZE, optional=True))
     max_generations: int | None = key(integer(low=1, high=MAX_GENERATIONS, optional=True),
                                       resumable=True)
     max_games: int | None = key(integer(low=1, high=MAX_TOTAL_GAMES, optional=True),
@@ -279,8 +295,9 @@ class RaySection(Section):
     REQUIRED = False
     address: str | None = key(_read_address, resumable=True)
     workers: int | None = key(integer(low=1, high=MAX_WORKERS, optional=True), resumable=True)
-    games_per_task: int = key(integer(default=16, low=1, high=MAX_GAMES_PER_TASK),
-                              resumable=True)
+    games_per_task: int | str = key(integer_or_auto(default=AUTO, low=1,
+                                                    high=MAX_GAMES_PER_TASK), resumable=True)
+    dispatch: str = key(choice(DISPATCHES, "pipelined"), resumable=True, omit="pipelined")
     max_retries: int = key(integer(default=3, low=0, high=MAX_RETRIES), resumable=True)
     no_worker_timeout: float = key(number(default=60.0, low=0.0, high=MAX_TIMEOUT,
                                           open_low=True), resumable=True)
@@ -323,6 +340,10 @@ class RunConfig:
     @property
     def tuned(self) -> tuple[ParamSpec, ...]:
         return tuple(p for p in self.params if p.tuned)
+
+    def with_popsize(self, popsize: int) -> RunConfig:
+        """This config with ``cmaes.popsize`` resolved (``auto``, once a run knows its CPUs)."""
+        return replace(self, cmaes=replace(self.cmaes, popsize=popsize))
 
     def resolved(self) -> dict[str, Any]:
         """The complete config as a plain mapping, every default filled in."""
@@ -397,14 +418,21 @@ def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".") 
                      run=run, **sections)
 
 
+def default_popsize(tuned: int) -> int:
+    """pycma's default population for ``tuned`` parameters: 4 + 3 ln n."""
+    return int(4 + 3 * math.log(max(tuned, 1)))
+
+
 def _check_games_at_once(check: Checker, params: tuple[ParamSpec, ...], sections: dict) -> None:
     """Every game result of a generation, and of the final validation, is held until it is
     scored: refuse a config whose numbers would hold more than ``MAX_GAMES_AT_ONCE``, which
     would otherwise exhaust memory hours into a run."""
     cmaes, games = sections["cmaes"], sections["evaluation"].games.most
+    if cmaes.popsize == AUTO:
+        return _check_validation_at_once(check, sections["validation"])  # auto stays within
     tuned = sum(p.tuned for p in params)
     # pycma's default population, 4 + 3 ln(n); every restart doubles it
-    popsize = cmaes.popsize or int(4 + 3 * math.log(max(tuned, 1)))
+    popsize = cmaes.popsize or default_popsize(tuned)
     largest = popsize * 2**cmaes.restarts
     if largest * games > MAX_GAMES_AT_ONCE:
         population = (f"popsize {popsize:,}" if cmaes.popsize else
@@ -415,7 +443,10 @@ def _check_games_at_once(check: Checker, params: tuple[ParamSpec, ...], sections
                       f"a generation would hold {largest * games:,} game results at once "
                       f"({population}, times {games:,} games); at most "
                       f"{MAX_GAMES_AT_ONCE:,}: lower games, popsize or restarts")
-    validation = sections["validation"]
+    _check_validation_at_once(check, sections["validation"])
+
+
+def _check_validation_at_once(check: Checker, validation) -> None:
     held = (validation.top_k + 1) * validation.games
     if held > MAX_GAMES_AT_ONCE:
         check.problem("validation", f"the final validation would hold {held:,} game results at "

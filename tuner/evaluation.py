@@ -1,11 +1,16 @@
 """Playing candidates' games: one small interface, two backends (in-process and Ray).
 
-A *job* is one candidate's games; it is cut into *units* of ``games_per_task`` games, the unit of
-scheduling. Every unit carries its job and position, so results are assembled in seed order
-whatever order the workers finish in, and a run's numbers never depend on the number of workers.
+A *job* is one candidate's games. What is played when is a *schedule*'s decision
+(``tuner.schedule``): it hands out *units* of at most ``games_per_task`` games (``auto``: sized
+from the cluster and the measured game time, ``tuner.schedule.UnitSize``) and takes their
+results back in any order, and every unit carries its job and position, so results are assembled
+in seed order whatever order the workers finish in: a run's numbers never depend on the number of
+workers. ``play`` runs the plainest schedule (every job's games); ``run`` any schedule.
 
-On Ray, all units of a generation are in flight at once; each worker process keeps the compiled
-engine loaded and caches the last few solvers it built, so a unit costs one table build at most.
+Both backends are pools that ``tuner.schedule.drive`` fills. On Ray, every unit a schedule hands
+out is in flight at once (Ray queues what the CPUs cannot start yet), and the driver asks the
+schedule again when units come back; each worker process keeps the compiled engine loaded and
+caches the last few solvers it built, so a unit costs one table build at most.
 Ray retries units lost with a dead worker or node (``max_retries``); an exception inside a game is
 not retried: it is reported with the candidate, the seed and the traceback. The family's own code
 failing while a unit builds its player (an exception, ``SystemExit``, ``KeyboardInterrupt``) is
@@ -43,6 +48,7 @@ from engine.solver import GameResult, PlayerSpec, Solver
 from tuner import interrupts
 from tuner.errors import EvaluationError
 from tuner.ray_session import RaySession
+from tuner.schedule import AllGames, Schedule, Unit, UnitSize, drive
 
 if TYPE_CHECKING:
     from tuner.config import RaySection
@@ -126,32 +132,25 @@ def _on_ray_worker() -> bool:
     return worker is not None and getattr(worker, "mode", None) == 1  # ray's WORKER_MODE
 
 
-def split_units(jobs: Sequence[Job], games_per_task: int) -> list[tuple[int, int, tuple]]:
-    """(job index, unit index, seeds) for every unit, in job order."""
-    units = []
-    for j, job in enumerate(jobs):
-        for u, start in enumerate(range(0, len(job.seeds), games_per_task)):
-            units.append((j, u, job.seeds[start : start + games_per_task]))
-    return units
-
-
-def _assemble(jobs, units, outputs: dict) -> list[list[GameResult]]:
-    results: list[list[GameResult]] = [[] for _ in jobs]
-    for j, u, _seeds in units:
-        results[j].extend(outputs[(j, u)])
-    return results
-
-
 class Evaluator(Protocol):
-    """What plays candidates' games, for the tuning loop and the commands alike: ``play`` returns
-    each job's results in seed order, whatever order they were played in. A context manager:
-    leaving the block ends what it holds (``close``)."""
+    """What plays candidates' games, for the tuning loop and the commands alike: ``play`` and
+    ``run`` return each job's results in seed order, whatever order they were played in. A
+    context manager: leaving the block ends what it holds (``close``)."""
 
     workers: int
 
     def play(self, jobs: Sequence[Job],
              progress: Callable[[int], None] | None = None) -> list[list[GameResult]]:
-        """Play every job; ``progress`` is called with the number of games each unit played."""
+        """Play all of every job's seeds; ``progress`` is called with the number of games each
+        unit played."""
+
+    def run(self, jobs: Sequence[Job], schedule: Schedule,
+            progress: Callable[[int], None] | None = None) -> list[list[GameResult]]:
+        """Play what ``schedule`` hands out (its units' jobs index ``jobs``) until it is done;
+        its results."""
+
+    def describe(self) -> str:
+        """Where the games are played, for the run's first line."""
 
     def close(self) -> None:
         """End what the evaluator holds; safe to call twice."""
@@ -161,7 +160,12 @@ class Evaluator(Protocol):
     def __exit__(self, *exc_info) -> None: ...
 
 
-class _ClosedOnExit:
+class _Backend:
+    """What both evaluators share: ``play`` is ``run`` with every job's games, and a context."""
+
+    def play(self, jobs: Sequence[Job], progress: Callable[[int], None] | None = None):
+        return self.run(jobs, AllGames([job.seeds for job in jobs]), progress)
+
     def __enter__(self):
         return self
 
@@ -184,31 +188,26 @@ def evaluator_for(ray: RaySection, families: Sequence[str],
                         ray.no_worker_timeout, families, ray.connect_timeout)
 
 
-class SerialEvaluator(_ClosedOnExit):
-    """Plays every unit in this process, in order: the reference backend."""
+class SerialEvaluator(_Backend):
+    """Plays every unit in this process, in the order handed out: the reference backend. It never
+    has an idle CPU, so a schedule never speculates here."""
 
-    def __init__(self, games_per_task: int = 16):
-        self.games_per_task = games_per_task
+    def __init__(self, games_per_task: int | str = 16):
+        self.unit_size = UnitSize(games_per_task)
         self.workers = 1
 
-    def play(self, jobs: Sequence[Job], progress: Callable[[int], None] | None = None):
-        units = split_units(jobs, self.games_per_task)
-        outputs = {}
-        for j, u, seeds in units:
-            try:
-                outputs[(j, u)] = play_unit(jobs[j].candidate, jobs[j].spec, seeds,
-                                            tune2048_version())
-            except GameCrash as crash:
-                raise EvaluationError(str(crash)) from None
-            if progress:
-                progress(len(seeds))
-        return _assemble(jobs, units, outputs)
+    def run(self, jobs: Sequence[Job], schedule: Schedule,
+            progress: Callable[[int], None] | None = None):
+        return drive(schedule, _InProcess(jobs), self.unit_size, progress)
+
+    def describe(self) -> str:
+        return "this process (1 CPU)"
 
     def close(self) -> None:
         pass
 
 
-class RayEvaluator(_ClosedOnExit):
+class RayEvaluator(_Backend):
     """Plays units as Ray tasks on an embedded local Ray or on an existing cluster.
 
     ``address``, ``workers`` and ``connect_timeout`` say which Ray (see ``RaySession``, which
@@ -227,19 +226,20 @@ class RayEvaluator(_ClosedOnExit):
         self,
         address: str | None = None,
         workers: int | None = None,
-        games_per_task: int = 16,
+        games_per_task: int | str = 16,
         max_retries: int = 3,
         no_worker_timeout: float = 60.0,
         families: Sequence[str] = (),
         connect_timeout: float = 60.0,
     ):
-        self.games_per_task = games_per_task
+        self.unit_size = UnitSize(games_per_task)
         self.max_retries = max_retries
         self.no_worker_timeout = no_worker_timeout
         self.worker_specs: dict[str, str] = {}
         self.session = RaySession(address, workers, lambda: self._ship(families), connect_timeout)
         ray = self.ray = self.session.ray
-        self.workers = int(ray.cluster_resources().get("CPU", 0))
+        self.workers = self._cpus()
+        self.leftovers: list = []  # refs of speculative units no schedule needs any more
         self._remote = ray.remote(num_cpus=1, max_retries=max_retries, retry_exceptions=False)(
             play_unit
         )
@@ -260,39 +260,22 @@ class RayEvaluator(_ClosedOnExit):
             return None
         return {"py_modules": list(dict.fromkeys(shipped)), "excludes": SHIP_EXCLUDES}
 
-    def play(self, jobs: Sequence[Job], progress: Callable[[int], None] | None = None):
-        ray = self.ray
-        units = split_units(jobs, self.games_per_task)
-        spec_refs = [ray.put(self._for_workers(job.spec)) for job in jobs]
-        version = tune2048_version()
-        pending = {
-            self._remote.remote(jobs[j].candidate, spec_refs[j], list(seeds), version): (j, u)
-            for j, u, seeds in units
-        }
-        outputs = {}
-        no_worker_since = None
+    def run(self, jobs: Sequence[Job], schedule: Schedule,
+            progress: Callable[[int], None] | None = None):
         # On an error or an interrupt, the units still in flight are left to finish or to end
         # with Ray: ray.cancel races with a unit that is finishing and has crashed the driver
         # inside Ray's core ("Tried to complete task that was not pending").
-        idle_since = time.monotonic()
-        while pending:
-            # Collect every unit that finishes within a poll at once (returns at once when the
-            # last is done): the driver shares the cores with the workers, and waking it once a
-            # unit cost them a fifth of their time at 2 workers on 2 cores.
-            done, _ = ray.wait(list(pending), num_returns=len(pending), timeout=POLL_SECONDS)
-            if not done:
-                if time.monotonic() - idle_since >= min(5.0, self.no_worker_timeout / 2):
-                    no_worker_since = self._check_workers(no_worker_since)
-                    idle_since = time.monotonic()
-                continue
-            no_worker_since = None
-            idle_since = time.monotonic()
-            for ref in done:
-                j, u = pending.pop(ref)
-                outputs[(j, u)] = self._get(ref, jobs[j])
-                if progress:
-                    progress(len(outputs[(j, u)]))
-        return _assemble(jobs, units, outputs)
+        self.workers = self.unit_size.cpus = self._cpus()
+        if jobs:
+            self.unit_size.depth = jobs[0].spec.depth
+        return drive(schedule, _RayUnits(self, jobs), self.unit_size, progress)
+
+    def describe(self) -> str:
+        return f"Ray: {self.session.describe()}"
+
+    def _cpus(self) -> int:
+        """The cluster's CPUs now: nodes come and go while a run lasts."""
+        return int(self.ray.cluster_resources().get("CPU", 0))
 
     def _for_workers(self, spec: PlayerSpec) -> PlayerSpec:
         family = self.worker_specs.get(spec.family, spec.family)
@@ -341,3 +324,104 @@ class RayEvaluator(_ClosedOnExit):
     def close(self) -> None:
         """End the Ray this evaluator started (see ``RaySession.close``). Safe to call twice."""
         self.session.close()
+
+
+class _InProcess:
+    """The pool of one CPU that is this process: units are played in the order given."""
+
+    def __init__(self, jobs: Sequence[Job]):
+        self.jobs = jobs
+        self.given: list[Unit] = []
+
+    def cpus(self) -> int:
+        return 1
+
+    def idle(self) -> int:
+        return 0
+
+    def submit(self, unit: Unit) -> None:
+        self.given.append(unit)
+
+    def wait(self, count: int) -> list[tuple[Unit, list[GameResult]]]:
+        finished = []
+        for unit in self.given[:count]:
+            job = self.jobs[unit.job]
+            try:
+                results = play_unit(job.candidate, job.spec, unit.seeds, tune2048_version())
+            except GameCrash as crash:
+                raise EvaluationError(str(crash)) from None
+            finished.append((unit, results))
+        del self.given[:count]
+        return finished
+
+    def abandon(self) -> None:
+        self.given.clear()
+
+
+class _RayUnits:
+    """One schedule's units as Ray tasks of ``evaluator``: the specs go to the object store
+    once a job, and units that a finished schedule leaves in flight are the evaluator's
+    ``leftovers`` until they end (each holds a CPU until then)."""
+
+    CPU_REFRESH_SECONDS = 2.0
+
+    def __init__(self, evaluator: RayEvaluator, jobs: Sequence[Job]):
+        self.evaluator = evaluator
+        self.ray = evaluator.ray
+        self.jobs = jobs
+        self.spec_refs: dict[int, object] = {}
+        self.pending: dict = {}  # ref -> unit
+        self.version = tune2048_version()
+        self.cpus_at = time.monotonic()
+
+    def cpus(self) -> int:
+        return self.evaluator.workers
+
+    def idle(self) -> int:
+        evaluator = self.evaluator
+        if time.monotonic() - self.cpus_at >= self.CPU_REFRESH_SECONDS:
+            evaluator.workers = evaluator.unit_size.cpus = evaluator._cpus()
+            self.cpus_at = time.monotonic()
+        if evaluator.leftovers:
+            _finished, evaluator.leftovers = self.ray.wait(
+                evaluator.leftovers, num_returns=len(evaluator.leftovers), timeout=0)
+        return max(0, evaluator.workers - len(self.pending) - len(evaluator.leftovers))
+
+    def submit(self, unit: Unit) -> None:
+        if unit.job not in self.spec_refs:
+            spec = self.evaluator._for_workers(self.jobs[unit.job].spec)
+            self.spec_refs[unit.job] = self.ray.put(spec)
+        ref = self.evaluator._remote.remote(self.jobs[unit.job].candidate,
+                                            self.spec_refs[unit.job], list(unit.seeds),
+                                            self.version)
+        self.pending[ref] = unit
+
+    def wait(self, count: int) -> list[tuple[Unit, list[GameResult]]]:
+        """Polls until ``count`` units have finished (or some have, at a poll), checking
+        meanwhile that the cluster has a CPU."""
+        no_worker_since = None
+        idle_since = time.monotonic()
+        timeout = self.evaluator.no_worker_timeout
+        while True:
+            refs = list(self.pending)
+            done, rest = self.ray.wait(refs, num_returns=min(count, len(refs)),
+                                       timeout=POLL_SECONDS)
+            if done and rest:
+                more, _ = self.ray.wait(rest, num_returns=len(rest), timeout=0)
+                done += more
+            if done:
+                break
+            if time.monotonic() - idle_since >= min(5.0, timeout / 2):
+                no_worker_since = self.evaluator._check_workers(no_worker_since)
+                idle_since = time.monotonic()
+        units = [self.pending.pop(ref) for ref in done]
+        try:
+            fetched = self.ray.get(done)  # one call for all: a call per unit costs the driver
+        except self.ray.exceptions.RayError:
+            # the failing unit, found and reported as such
+            fetched = [self.evaluator._get(ref, self.jobs[u.job]) for ref, u in zip(done, units)]
+        return list(zip(units, fetched))
+
+    def abandon(self) -> None:
+        self.evaluator.leftovers.extend(self.pending)
+        self.pending.clear()

@@ -53,6 +53,7 @@ class RaySession:
         self._started = False  # this session called ray.init, so close() shuts Ray down
         self._ray_roots: dict[int, str] = {}  # the processes that ray.init started
         self.owns_ray = not ray_running()
+        self.address = address
         if self.owns_ray:
             runtime_env = ship()
             _import_ray()
@@ -67,6 +68,19 @@ class RaySession:
         import ray
 
         self.ray = ray
+
+    def describe(self) -> str:
+        """What this session started or joined, and what it holds now: the first thing a run
+        says, so that a user sees at once whether the cluster is the one they meant."""
+        nodes = [n for n in self.ray.nodes() if n.get("Alive")]
+        cpus = int(sum(n.get("Resources", {}).get("CPU", 0) for n in nodes))
+        held = f"{len(nodes):,} node{'s' if len(nodes) != 1 else ''}, {cpus:,} CPU" + (
+            "s" if cpus != 1 else "")
+        if not self.owns_ray:
+            return f"the Ray this process had already joined ({held})"
+        if self.address:
+            return f"joined the Ray cluster at {self.address} ({held})"
+        return f"started Ray on this machine ({held})"
 
     def _start(self, workers: int | None, runtime_env: dict | None) -> None:
         """Start an embedded Ray on this machine, with token authentication."""

@@ -34,7 +34,8 @@ HISTORY_COLUMNS = ("generation", "evaluations", "games", "best", "best_stderr", 
                    "worst", "sigma")
 VALIDATION_COLUMNS = ("candidate", "generation", "fitness", "fitness_stderr", "mean_score",
                       "ci95")
-COUNT_COLUMNS = ("generation", "evaluations", "games")
+CLUSTER_COLUMNS = ("generation", "cpus", "seconds", "game_seconds", "share")
+COUNT_COLUMNS = ("generation", "evaluations", "games", "cpus")
 TEXT_COLUMNS = ("candidate",)
 CI_NOTE = "+/- is the half-width of a 95% confidence interval"
 
@@ -131,7 +132,7 @@ def numbers(history: list[dict], column: str) -> list[tuple[float, float]]:
 
 
 def format_report(config: dict, history: list[dict], validation: list[dict], best,
-                  space: SearchSpace) -> str:
+                  space: SearchSpace, machines: list[dict] = ()) -> str:
     last = history[-1]
     top = max(history, key=lambda r: r["best"])
     saved = sum(value for _, value in numbers(history, "games_saved"))
@@ -147,6 +148,7 @@ def format_report(config: dict, history: list[dict], validation: list[dict], bes
         (f"best in a generation   {readable(top['best'])} +/- "
          f"{readable(Z95 * top['best_stderr'])} (generation {int(top['generation']):,})"),
         f"final sigma   {readable(last['sigma'], 3)}",
+        *([cluster_line(machines)] if machines else []),
         f"({CI_NOTE})",
         "",
         f"{'gen':>5} {'games':>10} {'best':>12} {'+/-':>9} {'median':>12} {'worst':>12} "
@@ -179,6 +181,19 @@ def format_report(config: dict, history: list[dict], validation: list[dict], bes
     edges = space.edge_warnings(best.weights)
     lines += [f"warning: {line}" for line in edges]
     return "\n".join(lines)
+
+
+def cluster_line(machines: list[dict]) -> str:
+    """The machines' side of a run (``cluster.csv``): CPUs and the share of their time that went
+    to training games, over every generation recorded."""
+    cpus = sorted({int(row["cpus"]) for row in machines})
+    spread = f"{cpus[0]:,}" if len(cpus) == 1 else f"{cpus[0]:,}-{cpus[-1]:,}"
+    capacity = sum(row["cpus"] * row["seconds"] for row in machines)
+    share = sum(row["game_seconds"] for row in machines) / capacity if capacity else 0.0
+    wall = sum(row["seconds"] for row in machines)
+    return (f"cluster       {spread} CPU{'s' if cpus[-1] != 1 else ''}, {share:.0%} of their "
+            f"time on training games ({counted(len(machines), 'generation')} recorded, "
+            f"{readable(wall / 3600, 3)} h)")
 
 
 FITNESS_LABELS = {  # the fitness axis, by fitness name (tuner.fitness): what it measures, in what

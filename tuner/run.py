@@ -24,17 +24,19 @@ from engine import finite
 from engine.atomic import atomic_write, remove_stale_temp_files
 from engine.families import get_family
 from engine.families.registry import family_source_digest
+from engine.heuristic import HeuristicError
 from engine.solver import PlayerSpec
 from engine.stats import Z95, counted, readable, summarize
 from engine.weights_file import WeightsFile, write_weights
 from tuner import checkpoint as ckpt
 from tuner import interrupts
 from tuner.checkpoint import Candidate, RunState
-from tuner.config import RunConfig
+from tuner.config import AUTO, MAX_GAMES_AT_ONCE, MAX_POPSIZE, RunConfig, default_popsize
 from tuner.errors import CheckpointError, ConfigError
 from tuner.evaluation import Evaluator, Job
 from tuner.fitness import FITNESSES, Fitness, score_fitness, within_noise
 from tuner.progress import GameBar
+from tuner.schedule import GenerationGames, auto_popsize
 from tuner.seeds import reevaluation_seeds, training_seeds, validation_seeds
 from tuner.space import SearchSpace
 from tuner.strategy import SearchStrategy, StrategyStateError, restore_strategy, strategy_for
@@ -73,6 +75,8 @@ class TuningRun:
         self.progress = progress
         self.progress_file = None  # where the progress bars go; None: stderr
         self.evaluator: Evaluator | None = None
+        self._generation_end: float | None = None  # perf_counter when the last one was measured
+        self.stopped_on_request = False
 
     @classmethod
     def start(cls, config: RunConfig, run_dir: Path, progress: bool = True,
@@ -81,9 +85,9 @@ class TuningRun:
         """A fresh run in ``run_dir``, with the strategy the config asks for unless one is
         given. ``place``: called once the first checkpoint is written, it moves the run to its
         final directory and returns it (``tuner.run_dir.NewRun.take_place``)."""
-        if strategy is None:
+        if strategy is None and config.cmaes.popsize != AUTO:
             strategy = strategy_for(config, SearchSpace(config))
-        state = RunState(config=config.resolved(), strategy=strategy.dumps(),
+        state = RunState(config=config.resolved(), strategy=strategy.dumps() if strategy else b"",
                          family_digest=family_source_digest(config.family))
         ckpt.check_writable(run_dir)
         ckpt.write_config(run_dir, state.config)
@@ -121,12 +125,19 @@ class TuningRun:
     def run(self, evaluator: Evaluator) -> RunState:
         """Run generations until a stop condition, then validate. Returns the final state."""
         self.evaluator = evaluator
+        if self.strategy is None:
+            self.resolve_popsize(evaluator.workers)
         if self.state.generation:  # only a resumed run starts past generation 0
             log.info("%s", self.resume_line())
         self.state.finished = False
+        self.stop_requested()  # a request left from an earlier job is not this one's
         while (reason := self.stop_reason()) is None:
             interrupts.check()
             self.step()
+            if self.stop_requested():
+                self.stopped_on_request = True
+                self.state.stop_reason = "stopped on request (tune stop)"
+                return self.state
         self.state.stop_reason = reason
         log.info("stopping: %s", reason)
         interrupts.check()
@@ -137,6 +148,24 @@ class TuningRun:
             self.checkpoint()
         return self.state
 
+    def resolve_popsize(self, cpus: int) -> None:
+        """``cmaes.popsize: auto``: the population for ``cpus`` CPUs (``tuner.schedule.
+        auto_popsize``), chosen once, before the first generation, and written into the run's
+        config, so that the run, resumed on any cluster, goes on with it."""
+        c = self.config
+        smallest = default_popsize(len(c.tuned))
+        largest = min(MAX_POPSIZE, MAX_GAMES_AT_ONCE // (c.evaluation.games.most
+                                                         * 2**c.cmaes.restarts))
+        popsize = auto_popsize(cpus, c.search.depth, c.evaluation.games.most, smallest,
+                               max(smallest, largest))
+        self.config = c.with_popsize(popsize)
+        self.state.config = self.config.resolved()
+        ckpt.write_config(self.run_dir, self.state.config)
+        self.strategy = strategy_for(self.config, self.space)
+        self.state.strategy = self.strategy.dumps()
+        log.info("cmaes.popsize auto: %s for %s (written to %s)", counted(popsize, "candidate"),
+                 counted(cpus, "CPU"), self.run_dir / ckpt.CONFIG_FILE)
+
     def checkpoint(self) -> None:
         """Write the state; the first time, move the run to its final directory."""
         ckpt.save_state(self.run_dir, self.state)
@@ -144,6 +173,15 @@ class TuningRun:
             self.run_dir = self._place()
             self._place = None
         self.checkpointed = True
+
+    def stop_requested(self) -> bool:
+        """Whether ``tune stop`` asked this run to stop (``tuner.run_dir.request_stop``); the
+        request is taken, so it stops one job only."""
+        try:
+            (self.run_dir / ckpt.STOP_FILE).unlink()
+        except FileNotFoundError:
+            return False
+        return True
 
     def resume_line(self) -> str:
         """Where a resumed run stands: its name, generation and the games it has played."""
@@ -205,45 +243,35 @@ class TuningRun:
     def play_generation(self, weight_sets: list[dict[str, float]], generation: int,
                         bar: GameBar):
         """Every candidate's games and fitness under the budget: the first games for everyone,
-        then rounds for the candidates the budget says are undecided, each on its next seeds."""
+        then rounds for the candidates the budget says are undecided, each on its next seeds
+        (``tuner.schedule.GenerationGames``, dispatched as ``ray.dispatch`` says)."""
         budget = self.config.evaluation.games
         seeds = training_seeds(self.config.run.seed, generation, budget.most)
-        results = self.play(weight_sets, [seeds[: budget.first]] * len(weight_sets), bar)
-        fits = [self.fitness(r) for r in results]
-        rank_weights = self.strategy.rank_weights()
+        schedule = GenerationGames(len(weight_sets), seeds, budget, self.strategy.rank_weights(),
+                                   self.fitness, self.config.ray.dispatch)
+        jobs = [Job(i, self.spec(w), tuple(seeds)) for i, w in enumerate(weight_sets)]
         rounds = 1
-        while more := budget.more(fits, rank_weights):
-            rounds += 1
-            bar.set_description_str(f"{self.generation_label(generation)}, round {rounds}")
-            extra = self.play([weight_sets[i] for i in more],
-                              [seeds[len(results[i]): len(results[i]) + n]
-                               for i, n in more.items()], bar)
-            for i, games in zip(more, extra):
-                results[i] = results[i] + games
-                fits[i] = self.fitness(results[i])
-        return results, fits
 
-    def step(self) -> None:
-        """One generation, checkpointed when it completes."""
-        c, s = self.config, self.state
-        started = time.perf_counter()
-        generation = s.generation + 1
-        xs = self.strategy.ask()
-        weight_sets = [self.space.weights(x) for x in xs]
-        for i, weights in enumerate(weight_sets):
-            problem = self.heuristic_problem(weights)
-            if problem is not None:
-                raise ConfigError(
-                    f"{c.source}: params: generation {generation}, candidate {i}: {problem}; "
-                    "the boxes hold weights the family cannot take together, and resuming "
-                    "would draw them again: narrow the boxes and start a new run"
-                )
-        with self.generation_bar(generation, len(xs)) as bar:
+        def progress(games: int) -> None:
+            nonlocal rounds
+            bar.update(games)
+            if schedule.rounds != rounds:
+                rounds = schedule.rounds
+                bar.set_description_str(f"{self.generation_label(generation)}, round {rounds}")
+
+        results = self.evaluator.run(jobs, schedule, progress)
+        return results, schedule.fits
+
+    def play_and_score(self, weight_sets: list[dict[str, float]], generation: int):
+        """A generation's games and fitness, with the re-evaluation of its best if the config
+        asks for it: results, fits, the games played and their CPU-seconds."""
+        c = self.config
+        with self.generation_bar(generation, len(weight_sets)) as bar:
             results, fits = self.play_generation(weight_sets, generation, bar)
-            played = [len(r) for r in results]
-            games = sum(played)
+            games = sum(len(r) for r in results)
+            game_seconds = sum(r.seconds for rs in results for r in rs)
             if c.evaluation.reevaluate_best:  # fixed games only (config)
-                best_first = sorted(range(len(xs)), key=lambda i: -fits[i].value)
+                best_first = sorted(range(len(weight_sets)), key=lambda i: -fits[i].value)
                 top = best_first[: c.evaluation.reevaluate_best]
                 count = c.evaluation.games.most
                 again = self.play([weight_sets[i] for i in top],
@@ -253,6 +281,39 @@ class TuningRun:
                 for i, r in zip(top, again):
                     fits[i] = pool(results[i], r, **c.evaluation.fitness_options)
                 games += len(top) * count
+                game_seconds += sum(r.seconds for rs in again for r in rs)
+        return results, fits, games, game_seconds
+
+    def weights_refused(self, weight_sets: list[dict[str, float]], generation: int,
+                        refused: HeuristicError) -> ConfigError:
+        """The error for a generation holding weights the family cannot take. The engine checks
+        every table it builds, so a candidate's player refuses them where it is built (on a
+        worker, in parallel, instead of a serial check of every candidate here); then the
+        first such candidate in order is named, with the weights to blame."""
+        for i, weights in enumerate(weight_sets):
+            problem = self.heuristic_problem(weights)
+            if problem is not None:
+                where = f"candidate {i}: {problem}"
+                break
+        else:
+            where = str(refused)
+        return ConfigError(
+            f"{self.config.source}: params: generation {generation}, {where}; the boxes hold "
+            "weights the family cannot take together, and resuming would draw them again: "
+            "narrow the boxes and start a new run")
+
+    def step(self) -> None:
+        """One generation, checkpointed when it completes."""
+        c, s = self.config, self.state
+        started = time.perf_counter()
+        generation = s.generation + 1
+        xs = self.strategy.ask()
+        weight_sets = [self.space.weights(x) for x in xs]
+        try:
+            results, fits, games, game_seconds = self.play_and_score(weight_sets, generation)
+        except HeuristicError as refused:  # where a player was built: a worker, or here
+            raise self.weights_refused(weight_sets, generation, refused) from None
+        played = [len(r) for r in results]
         for i, (w, f) in enumerate(zip(weight_sets, fits)):
             log.debug("gen %d candidate %d: fitness %s +/- %s (95%% CI) over %s, weights %s",
                       generation, i, readable(f.value), readable(Z95 * f.stderr),
@@ -291,12 +352,26 @@ class TuningRun:
                     if k in {p.name for p in c.tuned}})
         if c.validation.every and generation % c.validation.every == 0:
             row.update(self.validate_best_guess())
+        machines = self.machine_row(generation, game_seconds, started)
         with interrupts.deferred():
             s.history.append(row)
+            s.cluster = (*s.cluster, machines)
             s.strategy = self.strategy.dumps()
             self.write_best_so_far()
             self.checkpoint()
-            self.log_generation(row, games, time.perf_counter() - started)
+            self.log_generation(row, machines, games, time.perf_counter() - started)
+
+    def machine_row(self, generation: int, game_seconds: float, started: float) -> dict:
+        """What the machines did for ``generation`` (``cluster.csv``): the CPUs available at
+        its end, its wall time since the last generation was measured (so the driver's work
+        between generations counts), and the share of the CPUs' time its training games took."""
+        now = time.perf_counter()
+        seconds = now - (self._generation_end or started)
+        self._generation_end = now
+        cpus = self.evaluator.workers
+        return {"generation": generation, "cpus": cpus, "seconds": round(seconds, 6),
+                "game_seconds": round(game_seconds, 6),
+                "share": round(game_seconds / (cpus * seconds), 4) if seconds > 0 else 0.0}
 
     def validate_best_guess(self) -> dict[str, float]:
         """The strategy's best guess played on the validation seeds, for the history: what
@@ -338,9 +413,10 @@ class TuningRun:
             WeightsFile(self.config.family, weights, self.config.search.depth, provenance),
         )
 
-    def log_generation(self, row: dict, games: int, seconds: float) -> None:
+    def log_generation(self, row: dict, machines: dict, games: int, seconds: float) -> None:
         """One line per generation; its +/- is a 95% confidence interval, as everywhere a
-        person reads one (``history.csv`` keeps the standard error)."""
+        person reads one (``history.csv`` keeps the standard error). It ends with the CPUs and
+        the share of their time spent on training games (``cluster.csv``)."""
         c, s = self.config, self.state
         rate = games / seconds if seconds > 0 else math.inf
         per_generation = s.seconds / s.generation
@@ -361,11 +437,12 @@ class TuningRun:
                          f"{readable(Z95 * row['validated_stderr'])}")
         log.info(
             "%s  evals %s  best %s +/- %s (95%% CI)  median %s  worst %s  sigma %s%s%s  "
-            "%s games/s  elapsed %s  ETA %s%s",
+            "%s games/s  %s, %.0f%% on games  elapsed %s  ETA %s%s",
             self.generation_label(row["generation"]), f"{row['evaluations']:,}",
             readable(row["best"]), readable(Z95 * row["best_stderr"]), readable(row["median"]),
             readable(row["worst"]), readable(row["sigma"], 3), spent, validated,
-            readable(rate, 3), _clock(s.seconds), eta, noise,
+            readable(rate, 3), counted(machines["cpus"], "CPU"), 100 * machines["share"],
+            _clock(s.seconds), eta, noise,
         )
 
     # ----------------------------------------------------------------------------------------

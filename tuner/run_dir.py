@@ -21,7 +21,7 @@ import os
 import shutil
 from pathlib import Path
 
-from engine.atomic import is_temp_file
+from engine.atomic import atomic_write, is_temp_file
 from tuner import checkpoint as ckpt
 from tuner.errors import CheckpointError
 
@@ -29,8 +29,9 @@ STAGING_SUFFIX = ".new"
 RETIRED_SUFFIX = ".old"
 # What a run writes; a run stopped before its first checkpoint holds only the first two.
 STARTED_FILES = {ckpt.CONFIG_FILE, ckpt.LOG_FILE}
-RUN_FILES = STARTED_FILES | {ckpt.CHECKPOINT_FILE, ckpt.HISTORY_FILE, ckpt.BEST_FILE,
-                             ckpt.VALIDATION_FILE, "convergence.png"}
+RUN_FILES = STARTED_FILES | {ckpt.CHECKPOINT_FILE, ckpt.HISTORY_FILE, ckpt.CLUSTER_FILE,
+                             ckpt.BEST_FILE, ckpt.VALIDATION_FILE, ckpt.STOP_FILE,
+                             "convergence.png"}
 
 
 class Holds(enum.Enum):
@@ -105,6 +106,33 @@ class Lock:
         if self._fd is not None:
             os.close(self._fd)  # closing the last descriptor releases the flock
             self._fd = None
+
+
+def request_stop(run_dir: Path) -> tuple[Path, int | None]:
+    """Ask the ``tune`` process that works in ``run_dir`` (or in its staging directory, before
+    its first checkpoint) to stop after its current generation: a stop file there, which the
+    run reads between generations. The directory written to and the process, where known.
+    ``CheckpointError`` when no process works there: there is nothing to stop."""
+    for directory in (run_dir, staging_path(run_dir)):
+        if not directory.is_dir():
+            continue
+        try:
+            Lock(directory).release()
+        except CheckpointError:  # held: a run works there
+            fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                holder = _lock_holder(fd)
+            finally:
+                os.close(fd)
+            try:
+                atomic_write(directory / ckpt.STOP_FILE,
+                             f"stop requested by process {os.getpid()}\n")
+            except FileNotFoundError:  # the staged run took its place just now
+                return request_stop(run_dir)
+            return directory, holder
+    if not run_dir.is_dir():
+        raise CheckpointError(f"{run_dir}: no such run directory")
+    raise CheckpointError(f"{run_dir}: no tune process is running this run: nothing to stop")
 
 
 def _lock_holder(fd: int) -> int | None:

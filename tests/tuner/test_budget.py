@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import random
+from statistics import NormalDist
 
 import pytest
 
@@ -78,3 +80,32 @@ def test_fixed_games_never_play_more():
 def test_rank_weights_must_match_the_candidates():
     with pytest.raises(ValueError, match="5 rank weights for 6 candidates"):
         undecided(fits(*[(1, 1)] * 6), WEIGHTS[:5], 0.9, 0.2)
+
+
+def undecided_plainly(fits, rank_weights, confidence, tolerance):
+    """The rule as the module states it, every pair compared."""
+    z = NormalDist().inv_cdf((1 + confidence) / 2)
+    low = [f.value - z * f.stderr for f in fits]
+    high = [f.value + z * f.stderr for f in fits]
+    span = max(rank_weights) - min(rank_weights)
+    found = []
+    for i in range(len(fits)):
+        better = sum(low[j] > high[i] for j in range(len(fits)) if j != i)
+        worse = sum(high[j] < low[i] for j in range(len(fits)) if j != i)
+        stake = rank_weights[better] - rank_weights[len(fits) - 1 - worse]
+        if stake > tolerance * span or math.isnan(low[i]) or math.isnan(high[i]):
+            found.append(i)
+    return found
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_race_decides_as_the_rule_reads_with_ties_and_missing_errors(seed):
+    rng = random.Random(seed)
+    n = rng.choice([2, 5, 12, 40, 300])
+    fits = [Fitness(float(rng.choice([1000, 1000, rng.gauss(1000, 80)])),
+                    rng.choice([0.0, 30.0, rng.uniform(0, 60), math.nan]), 64)
+            for _ in range(n)]
+    weights = CMAES([0.5, 0.5], 0.3, n, seed=0, restarts=0).rank_weights()
+    for confidence, tolerance in [(0.9, 0.1), (0.5, 0.0), (0.99, 0.3)]:
+        assert undecided(fits, weights, confidence, tolerance) == undecided_plainly(
+            fits, weights, confidence, tolerance)

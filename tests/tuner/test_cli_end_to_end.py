@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import JobsEvaluator
 
 from cli.main import main
 from engine import Solver, read_weights, write_weights
@@ -132,7 +133,7 @@ def test_resuming_a_run_that_pycma_stopped_says_it_cannot_continue(tmp_path, cap
     from tuner.config import load_config
     from tuner.run import TuningRun
 
-    class Flat:  # every candidate scores the same: pycma stops on a flat fitness
+    class Flat(JobsEvaluator):  # every candidate scores the same: pycma stops on a flat fitness
         workers = 1
 
         def play(self, jobs, progress=None):

@@ -5,8 +5,12 @@ from __future__ import annotations
 import pytest
 
 from engine.solver import PlayerSpec
+from tuner.budget import AdaptiveGames
 from tuner.errors import EvaluationError
-from tuner.evaluation import Job, RayEvaluator, SerialEvaluator, split_units
+from tuner.evaluation import Job, RayEvaluator, SerialEvaluator
+from tuner.fitness import score_fitness
+from tuner.schedule import DISPATCHES, GenerationGames
+from tuner.strategy import CMAES
 
 CLASSIC = PlayerSpec("classic", {"lost_penalty": 200000.0, "monotonicity_power": 4.0,
                                  "monotonicity_weight": 47.0, "sum_power": 3.5,
@@ -19,12 +23,6 @@ SNAKE = PlayerSpec("snake", {"decay": 0.25, "tile_power": 1.0, "head_penalty": 1
 def jobs() -> list[Job]:
     seeds = tuple(range(100, 111))
     return [Job(0, CLASSIC, seeds), Job(1, SNAKE, seeds)]
-
-
-def test_units_cover_every_seed_once_in_order():
-    units = split_units(jobs(), games_per_task=4)
-    assert [(j, u) for j, u, _ in units] == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]
-    assert [seed for j, _, seeds in units if j == 0 for seed in seeds] == list(range(100, 111))
 
 
 def test_serial_results_are_in_seed_order_and_count_progress():
@@ -57,6 +55,29 @@ def test_ray_backend_matches_the_serial_backend(local_ray):
                      for rs in on_ray]
 
 
+@pytest.mark.parametrize("dispatch", DISPATCHES)
+def test_a_raced_generation_on_ray_counts_the_games_the_serial_one_counts(local_ray, dispatch):
+    """Units of one game, so that Ray's CPUs free up one by one and the pipelined dispatch
+    speculates; whatever it played ahead, the same games count and the race ends the same."""
+    levels = [30.0, 40.0, 47.0, 60.0, 700.0]
+    race_jobs = [Job(i, PlayerSpec("classic", dict(CLASSIC.weights, monotonicity_weight=w),
+                                   depth=0), tuple(range(200, 212)))
+                 for i, w in enumerate(levels)]
+    rank_weights = CMAES([0.5], 0.3, len(levels), seed=0, restarts=0).rank_weights()
+
+    def generation(evaluator):
+        schedule = GenerationGames(len(levels), range(200, 212), AdaptiveGames(2, 12, 2),
+                                   rank_weights, lambda r: score_fitness(r, "mean_score"),
+                                   dispatch)
+        results = evaluator.run(race_jobs, schedule)
+        evaluator.close()
+        return [[r.seed for r in rs] for rs in results], schedule.fits, schedule.rounds
+
+    seeds, fits, rounds = generation(SerialEvaluator(games_per_task=1))
+    assert rounds > 1  # it raced
+    assert generation(RayEvaluator(games_per_task=1)) == (seeds, fits, rounds)
+
+
 @pytest.mark.parametrize("backend", ["serial", "ray"])
 def test_a_crash_in_a_game_names_candidate_seed_and_traceback(backend, request):
     bad = [Job(3, CLASSIC, (5, "not-a-seed", 6))]
@@ -69,3 +90,9 @@ def test_a_crash_in_a_game_names_candidate_seed_and_traceback(backend, request):
         evaluator.play(bad)
     message = str(err.value)
     assert "candidate 3" in message and "'not-a-seed'" in message and "Traceback" in message
+
+
+def test_the_evaluator_says_what_it_joined_and_how_many_cpus_it_holds(local_ray):
+    with RayEvaluator(games_per_task="auto") as evaluator:
+        assert evaluator.describe() == "Ray: the Ray this process had already joined (1 node, 2 CPUs)"
+    assert SerialEvaluator().describe() == "this process (1 CPU)"

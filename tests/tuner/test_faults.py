@@ -174,9 +174,11 @@ def test_killed_worker_is_retried_and_the_run_is_unchanged(cluster, tmp_path, re
     assert_same_run(run_dir, reference)
 
 
-def test_removed_node_is_survived_and_the_run_is_unchanged(cluster, tmp_path, reference):
+@pytest.mark.parametrize("games", ["fixed", "adaptive"])
+def test_removed_node_is_survived_and_the_run_is_unchanged(cluster, tmp_path, games, request):
     cluster, nodes = cluster
-    config = write_config(tmp_path)
+    reference = request.getfixturevalue("reference" if games == "fixed" else "adaptive_reference")
+    config = write_config(tmp_path, ADAPTIVE_GAMES if games == "adaptive" else None)
     proc = start_tune(tmp_path, "--config", str(config), "--address", cluster.address, "--quiet")
     run_dir = tmp_path / "runs" / "faults"
     wait_for(lambda: generations_done(run_dir) >= 1 and busy_worker_pids(), what="generation 2")
@@ -186,6 +188,23 @@ def test_removed_node_is_survived_and_the_run_is_unchanged(cluster, tmp_path, re
     assert proc.returncode == 0, err
     print(f"run finished {time.monotonic() - started:.1f} s after a node was removed")
     assert_same_run(run_dir, reference)
+
+
+def test_a_node_added_mid_run_is_counted_and_the_run_is_unchanged(cluster, tmp_path,
+                                                                  adaptive_reference):
+    """Racing games on the pipelined dispatch, two CPUs, then a node of two more."""
+    cluster, _nodes = cluster
+    config = write_config(tmp_path, ADAPTIVE_GAMES, games_per_task="auto")
+    proc = start_tune(tmp_path, "--config", str(config), "--address", cluster.address, "--quiet")
+    run_dir = tmp_path / "runs" / "faults"
+    wait_for(lambda: generations_done(run_dir) >= 1, what="generation 1")
+    cluster.add_node(num_cpus=2)
+    _out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    assert_same_run(run_dir, adaptive_reference)
+    cpus = [int(row["cpus"]) for row in csv.DictReader(
+        (run_dir / ckpt.CLUSTER_FILE).read_text().splitlines())]
+    assert cpus[0] == 2 and cpus[-1] == 4
 
 
 def test_all_workers_gone_checkpoints_and_stops_then_resumes(cluster, tmp_path, reference):

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import JobsEvaluator
 
 from engine.solver import GameResult
 from engine.stats import Z95, counted, readable
@@ -41,7 +42,7 @@ def config_dict(tmp_path: Path, games=4, **cmaes) -> dict:
     }
 
 
-class Synthetic:
+class Synthetic(JobsEvaluator):
     """Scores of about 100,000 from the weights and the seed, with no games played."""
 
     workers = 1

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from conftest import JobsEvaluator
 
 from engine import Solver, read_weights
 from engine.atomic import is_temp_file
@@ -47,7 +48,7 @@ def config_dict(tmp_path: Path, **overrides) -> dict:
     return doc
 
 
-class SyntheticEvaluator:
+class SyntheticEvaluator(JobsEvaluator):
     """Scores candidates by distance to OPTIMUM (in log space) plus seeded noise; no games."""
 
     workers = 1
@@ -158,9 +159,9 @@ def test_candidates_of_a_generation_share_seeds_and_seeds_change_per_generation(
     seen: list[tuple] = []
 
     class Recording(SerialEvaluator):
-        def play(self, jobs, progress=None):
+        def run(self, jobs, schedule, progress=None):
             seen.append(tuple(job.seeds for job in jobs))
-            return super().play(jobs, progress)
+            return super().run(jobs, schedule, progress)
 
     config = parse_config(config_dict(tmp_path, **{"cmaes.max_generations": 2}), "test")
     TuningRun.start(config, tmp_path / "t", progress=False).run(Recording(games_per_task=4))
@@ -234,7 +235,9 @@ def test_the_generation_that_triggers_a_restart_records_its_own_strategy(tmp_pat
     assert first[-1]["sigma"] != pytest.approx(0.3)
 
 
-def test_a_candidate_whose_heuristic_overflows_is_refused_before_any_game(tmp_path):
+@pytest.mark.parametrize("overflowing", [[1], [0, 1]], ids=["one", "both"])
+def test_a_candidate_whose_heuristic_overflows_is_refused_and_its_generation_not_kept(
+        tmp_path, overflowing):
     # each box is finite at both ends (the others at init), but both highs together overflow
     doc = config_dict(tmp_path)
     doc["params"] = {
@@ -242,18 +245,18 @@ def test_a_candidate_whose_heuristic_overflows_is_refused_before_any_game(tmp_pa
         "sum_weight": {"init": 1, "low": 1, "high": 1e290, "scale": "log"},
     }
     run = TuningRun.start(parse_config(doc, "joint.yaml"), tmp_path / "t", progress=False)
-    run.strategy.ask = lambda: [np.array([0.5, 0.5]), np.array([1.0, 1.0])]
-    evaluator = SyntheticEvaluator()
-    run.evaluator = evaluator
+    run.strategy.ask = lambda: [np.array([1.0, 1.0]) if i in overflowing else
+                                np.array([0.5, 0.5]) for i in range(2)]
+    run.evaluator = SerialEvaluator(games_per_task=1)  # its players check their tables
     with pytest.raises(ConfigError) as caught:
         run.step()
     message = str(caught.value)
-    assert message.startswith("joint.yaml: params: generation 1, candidate 1: the heuristic is "
-                              "not finite (")
+    # the first candidate in order, whatever unit failed first
+    assert message.startswith(f"joint.yaml: params: generation 1, candidate {overflowing[0]}: "
+                              "the heuristic is not finite (")
     assert "caused by sum_power = 250 and sum_weight = 1e+290" in message
     assert "start a new run" in message
-    assert evaluator.calls == 0
-    assert run.state.generation == 0
+    assert run.state.generation == 0 and not (tmp_path / "t" / "checkpoint.pkl").exists()
 
 
 def test_a_distribution_mean_whose_heuristic_overflows_is_left_out_of_validation(tmp_path):
@@ -295,7 +298,7 @@ def same_columns(path: Path, expected: Path) -> bool:
         {key: row[key] for key in want_row} == want_row for row, want_row in zip(rows, wanted))
 
 
-class ScriptedEvaluator:
+class ScriptedEvaluator(JobsEvaluator):
     """Each candidate scores its ``merges_weight`` plus seeded noise of ``spread[merges_weight]``;
     records how many games each candidate played."""
 

@@ -1,0 +1,430 @@
+"""Cluster scaling, replayed: how much of a cluster's CPU time goes to games, from 2 to 512 CPUs.
+
+The tuner's own run loop (``TuningRun``), schedule (``tuner.schedule``) and driver loop
+(``tuner.schedule.drive``) run here unchanged against a simulated cluster of N CPUs on a virtual
+clock. What the simulation stands in for, and where each figure comes from:
+
+- games: each takes the seconds it took when recorded on one core of this machine
+  (``bench/record_game_times.py``, ``bench/data/game_times.json``), with its recorded score, so
+  that races decide as they would (candidate c of every generation plays like recorded candidate
+  c of the first);
+- Ray: each task costs the driver the recorded seconds to submit it and to fetch its result, and
+  its worker the recorded seconds of an empty task; each candidate's player spec is put in the
+  object store once, at the recorded cost; a task starts on the first free CPU, in order;
+- the driver's own work (CMA-ES, checks, checkpoints, the schedule's decisions) runs for real
+  here, and the virtual clock advances by the real seconds it takes.
+
+Useful CPU time is the training games that the same config plays on one CPU: speculative games
+that the race then does not ask for are not useful. Share = useful / (CPUs x wall). The ceiling
+is the share no scheduler can beat: a generation cannot end before its games spread over every
+CPU, nor before its longest game, and the driver's work between generations comes on top.
+
+``--validate`` runs the same generations on a real Ray and prints the two shares side by side:
+real games on this machine's CPUs, and, at larger sizes, tasks that sleep for their recorded
+seconds on ``ray.init(num_cpus=N)`` (then the driver shares this machine's cores with N worker
+processes, so its overheads are measured under contention).
+
+Run: ``python bench/cluster_scale.py`` (a few minutes), ``--json FILE`` for the new dispatch's
+shares as ``{"config": {"N": share}}``, ``--validate`` to check the simulation against Ray.
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import json
+import statistics
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from record_game_times import record_ray
+
+from engine.solver import GameResult
+from tuner.config import load_config, parse_config
+from tuner.run import TuningRun
+from tuner.schedule import AllGames, Unit, UnitSize, drive
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "bench" / "data" / "game_times.json"
+CONFIGS = ("snake", "classic-d2", "classic-d3")
+CPUS = (2, 16, 64, 128, 512)
+# tune2048 0.2: every race round waits for its last task, and tasks of the shipped sizes
+TODAY = {"dispatch": "barrier", "games_per_task": {"snake": 16, "classic-d2": 4,
+                                                   "classic-d3": 2}}
+
+
+class RecordedGames:
+    """Results of recorded games: candidate c's game on seed s is recorded candidate
+    c mod (candidates recorded)'s game s mod (games recorded)."""
+
+    def __init__(self, record: dict):
+        self.candidates = record["candidates"]
+
+    def results(self, job, seeds) -> list[GameResult]:
+        games = self.candidates[job.candidate % len(self.candidates)]
+        out = []
+        for seed in seeds:
+            score, seconds, evaluated = games[seed % len(games)]
+            out.append(GameResult(seed, score, 0, 0, seconds, evaluated, 0))
+        return out
+
+    @property
+    def mean_seconds(self) -> float:
+        return statistics.fmean(g[1] for c in self.candidates for g in c)
+
+
+class PlayedGames:
+    """Results of games a real run played, replayed by weights and seed: a simulated run of the
+    same config counts the same games (the same seeds and results give the same candidates and
+    races)."""
+
+    def __init__(self):
+        self.played: dict[tuple, GameResult] = {}
+
+    def keep(self, jobs, results) -> None:
+        for job, job_results in zip(jobs, results):
+            for result in job_results:
+                self.played[_key(job, result.seed)] = result
+
+    def results(self, job, seeds) -> list[GameResult]:
+        """The games played; a speculative game the real run never played (its timing asked
+        for others) is never counted, and stands in with the candidate's mean game time."""
+        out = []
+        for seed in seeds:
+            if (key := _key(job, seed)) not in self.played:
+                mine = [r.seconds for k, r in self.played.items() if k[0] == key[0]]
+                self.played[key] = GameResult(seed, 0, 0, 0, statistics.fmean(mine), 0, 0)
+            out.append(self.played[key])
+        return out
+
+
+def _key(job, seed: int) -> tuple:
+    return tuple(sorted(job.spec.weights.items())), seed
+
+
+class SimulatedCluster:
+    """An evaluator on a virtual clock (see the module's docstring). ``useful``: seconds of the
+    games that counted; ``busy``: seconds the CPUs were given (games and task overheads)."""
+
+    def __init__(self, cpus: int, games: RecordedGames | PlayedGames, ray_costs: dict,
+                 games_per_task: int | str):
+        self.workers = cpus
+        self.games = games
+        self.costs = ray_costs
+        self.unit_size = UnitSize(games_per_task, cpus)
+        self.free_at = [0.0] * cpus  # a heap: when each CPU is next free
+        self.clock = 0.0
+        self.useful = 0.0
+        self.outside = 0.0  # the driver's seconds outside ``run``: between generations
+        self.longest_game = 0.0
+        self._real = time.perf_counter()
+
+    def sync(self) -> float:
+        """Advance the clock by the driver's real time since the simulation last had control."""
+        now = time.perf_counter()
+        self.clock += now - self._real
+        self._real = now
+        return self.clock
+
+    def sync_outside(self) -> None:
+        before = self.clock
+        self.outside += self.sync() - before
+
+    def resume_driver(self) -> None:
+        """The simulation's own bookkeeping is not the driver's: the real clock restarts here."""
+        self._real = time.perf_counter()
+
+    def run(self, jobs, schedule, progress=None):
+        self.sync_outside()
+        if jobs:
+            self.unit_size.depth = jobs[0].spec.depth
+        self.resume_driver()
+        results = drive(schedule, _SimulatedPool(self, jobs), self.unit_size, progress)
+        self.sync()
+        for job_results in results:
+            self.useful += sum(r.seconds for r in job_results)
+        self.resume_driver()
+        return results
+
+    def play(self, jobs, progress=None):
+        return self.run(jobs, AllGames([job.seeds for job in jobs]), progress)
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass
+class _InFlight:
+    end: float
+    unit: Unit
+    results: list
+
+
+class _SimulatedPool:
+    def __init__(self, cluster: SimulatedCluster, jobs):
+        self.cluster = cluster
+        self.jobs = jobs
+        self.put: set[int] = set()
+        self.pending: list[_InFlight] = []
+
+    def cpus(self) -> int:
+        return self.cluster.workers
+
+    def idle(self) -> int:
+        c = self.cluster
+        now = c.sync()
+        idle = sum(1 for t in c.free_at if t <= now)
+        c.resume_driver()
+        return idle
+
+    def submit(self, unit: Unit) -> None:
+        c = self.cluster
+        c.sync()
+        if unit.job not in self.put:
+            self.put.add(unit.job)
+            c.clock += c.costs["put_spec_s"]
+        c.clock += c.costs["driver_submit_s"]
+        results = c.games.results(self.jobs[unit.job], unit.seeds)
+        seconds = sum(r.seconds for r in results)
+        c.longest_game = max([c.longest_game] + [r.seconds for r in results])
+        start = max(heapq.heappop(c.free_at), c.clock)
+        end = start + c.costs["worker_task_s"] + seconds
+        heapq.heappush(c.free_at, end)
+        self.pending.append(_InFlight(end, unit, results))
+        c.resume_driver()
+
+    def wait(self, count: int):
+        c = self.cluster
+        c.sync()
+        ends = sorted(p.end for p in self.pending)
+        c.clock = max(c.clock, ends[min(count, len(ends)) - 1])
+        finished = [p for p in self.pending if p.end <= c.clock]
+        self.pending = [p for p in self.pending if p.end > c.clock]
+        c.clock += c.costs["driver_fetch_s"] * len(finished)
+        c.resume_driver()
+        return [(p.unit, p.results) for p in finished]
+
+    def abandon(self) -> None:
+        self.pending = []  # their CPUs stay taken until they end (free_at)
+
+
+def tuning_run(name: str, tmp: Path, dispatch: str, games_per_task, popsize=None) -> TuningRun:
+    """``configs/NAME.yaml`` with the dispatch, task size and population asked for."""
+    config = load_config(REPO / "configs" / f"{name}.yaml")
+    document = config.resolved()
+    document["ray"].update(dispatch=dispatch, games_per_task=games_per_task)
+    if popsize is not None:
+        document["cmaes"]["popsize"] = popsize
+    config = parse_config(document, name, REPO / "configs")
+    return TuningRun.start(config, tmp / f"{name}-{dispatch}-{time.monotonic_ns()}",
+                           progress=False)
+
+
+@dataclass
+class Figures:
+    popsize: int
+    share: float  # useful / (CPUs x wall), over the measured generations
+    wall: float  # seconds per generation
+    ceiling: float
+    between: float  # seconds of driver work between generations
+
+
+def replay(name: str, record: dict, costs: dict, cpus: int, dispatch: str, games_per_task,
+           generations: int, popsize=None, games=None) -> Figures | None:
+    """The share and wall time of generations 2 to ``generations`` on a simulated cluster.
+    ``popsize``: the config's unless given; ``auto`` as a run on ``cpus`` CPUs resolves it,
+    or None where that is no larger than the config's. ``games``: the recorded ones unless
+    given."""
+    games = games or RecordedGames(record)
+    with tempfile.TemporaryDirectory() as tmp:
+        run = tuning_run(name, Path(tmp), dispatch, games_per_task, popsize)
+        if popsize == "auto":
+            run.resolve_popsize(cpus)
+            if run.config.cmaes.popsize <= record["popsize"]:
+                return None
+        popsize = run.strategy.popsize
+        cluster = SimulatedCluster(cpus, games, costs, games_per_task)
+        run.evaluator = cluster
+        run.step()  # the first generation warms up the driver (compiled checks), unmeasured
+        cluster.sync_outside()
+        started, useful, outside = cluster.clock, cluster.useful, cluster.outside
+        longest = 0.0
+        for _ in range(generations - 1):
+            cluster.longest_game = 0.0
+            run.step()
+            longest = max(longest, cluster.longest_game)
+        cluster.sync_outside()
+    measured = generations - 1
+    wall = (cluster.clock - started) / measured
+    useful = (cluster.useful - useful) / measured
+    between = (cluster.outside - outside) / measured
+    floor = max(useful / cpus, longest) + between
+    return Figures(popsize, useful / (cpus * wall), wall, useful / (cpus * floor), between)
+
+
+def on_ray(name: str, cpus: int, generations: int, sleeping: RecordedGames | None,
+           played: PlayedGames) -> tuple[float, float]:
+    """Share and seconds per generation of generations 2 to ``generations`` of
+    ``configs/NAME.yaml`` on a real embedded Ray of ``cpus`` CPUs, as the run's own
+    ``cluster.csv`` rows say; the games are real, or (``sleeping``) tasks that sleep for the
+    recorded games' seconds and return their results. Every game played goes to ``played``."""
+    from tuner.evaluation import RayEvaluator
+
+    with tempfile.TemporaryDirectory() as tmp:
+        run = tuning_run(name, Path(tmp), "pipelined", "auto")
+        with RayEvaluator(workers=cpus, games_per_task="auto") as evaluator:
+            if sleeping is not None:  # the evaluator's own remote function, with games replaced
+                evaluator._remote = evaluator.ray.remote(num_cpus=1)(_sleeper(sleeping))
+                # every worker process started, the engine imported, before anything is
+                # measured: Ray starts two at a time, and each takes a second or two of CPU
+                # here to import the engine
+                wait = evaluator.ray.remote(num_cpus=1)(_pause)
+                evaluator.ray.get([wait.remote(5.0) for _ in range(cpus)])
+            keep, inner = played.keep, evaluator.run
+
+            def run_and_keep(jobs, schedule, progress=None):
+                results = inner(jobs, schedule, progress)
+                keep(jobs, results)
+                return results
+
+            evaluator.run = run_and_keep
+            run.evaluator = evaluator
+            for _ in range(generations):
+                run.step()
+        rows = run.state.cluster[1:]
+    wall = sum(row["seconds"] for row in rows)
+    return sum(row["game_seconds"] for row in rows) / (cpus * wall), wall / len(rows)
+
+
+def _pause(seconds: float) -> None:
+    """Start a worker process as a task will find it: the engine imported."""
+    import tuner.evaluation  # noqa: F401
+
+    time.sleep(seconds)
+
+
+def _sleeper(games: RecordedGames):
+    def sleep_unit(candidate, spec, seeds, version):
+        import time as clock
+
+        from tuner.evaluation import Job
+
+        results = games.results(Job(candidate, spec, tuple(seeds)), seeds)
+        clock.sleep(sum(r.seconds for r in results))
+        return results
+
+    return sleep_unit
+
+
+def validate(data: dict, names: list[str], generations: int) -> None:
+    """The simulation beside real Ray runs of the same configs, at sizes this machine holds."""
+    print(f"\nvalidation: the simulation against real Ray on this machine "
+          f"({generations - 1} generations measured, after one to warm up)")
+    print(f"{'config':<12} {'CPUs':>5} {'games':<9} {'Ray':>6} {'simulated':>10} "
+          f"{'difference':>11}")
+    plans = [(name, 2, False) for name in names if name != "classic-d3"]
+    plans += [(name, cpus, True) for name in names for cpus in (16, 32)]
+    costs = {2: data["ray"]}
+    for name, cpus, sleeping in plans:
+        if cpus not in costs:  # Ray's costs with this many worker processes on this machine
+            costs[cpus] = record_ray(cpus, 3000)
+            print(f"(Ray on {cpus} CPUs here: a task takes {costs[cpus]['worker_task_s'] * 1e3:.1f}"
+                  f" ms of a worker, {costs[cpus]['driver_submit_s'] * 1e3:.2f} ms of the driver)")
+        record = data["configs"][name]
+        played = PlayedGames()
+        recorded = RecordedGames(record) if sleeping else None
+        share, _wall = on_ray(name, cpus, generations, recorded, played)
+        simulated = replay(name, record, costs[cpus], cpus, "pipelined", "auto", generations,
+                           games=played)
+        print(f"{name:<12} {cpus:>5} {'sleeping' if sleeping else 'real':<9} {share:>6.0%} "
+              f"{simulated.share:>10.0%} {100 * (simulated.share - share):>+10.0f} pt",
+              flush=True)
+    print("(sleeping games: the driver and the worker processes share this machine's cores, so "
+          "Ray's costs are measured under that contention, and the simulation uses them)")
+
+
+def plot(drawn: dict, cpus: list[int], path: str) -> None:
+    """Share of the CPUs' time on games against CPUs, per config: today's dispatch and the new
+    one (with ``popsize: auto`` where it is larger than the shipped population)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import PercentFormatter
+
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for (name, lines), color in zip(drawn.items(), ("C0", "C1", "C2")):
+        ax.plot(cpus, lines["today"], "--o", color=color, alpha=0.6, label=f"{name}, today")
+        ax.plot(cpus, lines["new"], "-o", color=color, label=f"{name}, new")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(cpus, [f"{n:,}" for n in cpus])
+    ax.set_ylim(0, 1.02)
+    ax.yaxis.set_major_formatter(PercentFormatter(1.0))
+    ax.set_xlabel("CPUs (simulated cluster)")
+    ax.set_ylabel("share of CPU time on training games")
+    ax.set_title("Filling the cluster: today's barriers against the pipelined schedule")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, ncol=2, loc="lower left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--configs", nargs="+", default=list(CONFIGS))
+    parser.add_argument("--cpus", type=int, nargs="+", default=list(CPUS))
+    parser.add_argument("--generations", type=int, default=4,
+                        help="generations replayed per figure (the first is not measured)")
+    parser.add_argument("--json", metavar="FILE", help="the new dispatch's shares, as JSON")
+    parser.add_argument("--plot", metavar="FILE",
+                        help="also draw share against CPUs, today and new, to FILE (PNG)")
+    parser.add_argument("--validate", action="store_true",
+                        help="compare the simulation with real Ray runs on this machine")
+    args = parser.parse_args()
+    data = json.loads(DATA.read_text(encoding="utf-8"))
+    costs = data["ray"]
+    print(f"recorded {data['recorded']} on {data['machine']}; Ray per task: driver "
+          f"{(costs['driver_submit_s'] + costs['driver_fetch_s']) * 1e3:.2f} ms, worker "
+          f"{costs['worker_task_s'] * 1e3:.2f} ms; a spec put {costs['put_spec_s'] * 1e3:.2f} ms")
+    if args.validate:
+        return validate(data, args.configs, args.generations)
+    shares: dict[str, dict[str, float]] = {}
+    drawn: dict[str, dict[str, list[float]]] = {}
+    for name in args.configs:
+        record = data["configs"][name]
+        games = RecordedGames(record)
+        budget = load_config(REPO / "configs" / f"{name}.yaml").evaluation.games.describe()
+        print(f"\nconfigs/{name}.yaml: depth {record['depth']}, popsize {record['popsize']}, "
+              f"{budget}, {games.mean_seconds * 1e3:,.1f} ms a game (recorded)")
+        print(f"{'':>6} | {'today':^20} | {'new dispatch':^28} | "
+              f"{'new, popsize auto where larger':^39}")
+        print(f"{'CPUs':>6} | {'share':>6} {'s/gen':>13} | {'share':>6} {'s/gen':>9} "
+              f"{'ceiling':>9} | {'popsize':>7} {'share':>6} {'s/gen':>9} {'ceiling':>9}")
+        shares[name] = {}
+        for cpus in args.cpus:
+            today = replay(name, record, costs, cpus, TODAY["dispatch"],
+                           TODAY["games_per_task"][name], args.generations)
+            new = replay(name, record, costs, cpus, "pipelined", "auto", args.generations)
+            auto = replay(name, record, costs, cpus, "pipelined", "auto", args.generations,
+                          popsize="auto")
+            shares[name][str(cpus)] = round((auto or new).share, 4)
+            for label, figures in (("today", today), ("new", auto or new)):
+                drawn.setdefault(name, {}).setdefault(label, []).append(figures.share)
+            print(f"{cpus:>6} | {today.share:>6.0%} {today.wall:>13,.3f} | {new.share:>6.0%} "
+                  f"{new.wall:>9,.3f} {new.ceiling:>9.0%} | " + (
+                      f"{auto.popsize:>7,} {auto.share:>6.0%} {auto.wall:>9,.3f} "
+                      f"{auto.ceiling:>9.0%}" if auto else f"{'-':>7}"), flush=True)
+    if args.plot:
+        plot(drawn, args.cpus, args.plot)
+        print(f"wrote {args.plot}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(shares, indent=1) + "\n", encoding="utf-8")
+        print(f"\nwrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()

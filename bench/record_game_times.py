@@ -1,0 +1,117 @@
+"""Record what the cluster benchmark (``bench/cluster_scale.py``) replays: real games of shipped
+configs timed on one core, and Ray's own costs per task and per job, timed on an embedded Ray.
+
+Games: for each config, the candidates of its first generation (CMA-ES's first draw from the
+config's start) each play the first training seeds of generation 1 in this process, one game at
+a time; each game's score, seconds and positions evaluated are kept, per candidate, so that the
+replay's races see real differences between candidates and real spreads within one.
+Run it on an otherwise idle machine: the times are what one core gives.
+
+Ray: a task that does nothing, submitted many times on ``--ray-cpus`` CPUs: the driver's seconds
+to submit one and to fetch one result, the CPU-seconds one occupies on a worker, and the seconds
+to put one player spec in the object store (once per candidate and generation).
+
+Run: ``python bench/record_game_times.py`` (about 5 minutes; writes bench/data/game_times.json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import tempfile
+import time
+from pathlib import Path
+
+from engine.solver import PlayerSpec
+from tuner.config import load_config
+from tuner.evaluation import Job, SerialEvaluator
+from tuner.run import TuningRun
+from tuner.seeds import training_seeds
+
+REPO = Path(__file__).resolve().parents[1]
+GAMES = {"snake": 128, "classic-d2": 32, "classic-d3": 8}
+
+
+def record_config(name: str, games: int) -> dict:
+    """The first generation's candidates of ``configs/NAME.yaml``, each on ``games`` seeds."""
+    config = load_config(REPO / "configs" / f"{name}.yaml")
+    with tempfile.TemporaryDirectory() as tmp:
+        run = TuningRun.start(config, Path(tmp) / "run", progress=False)
+        weight_sets = [run.space.weights(x) for x in run.strategy.ask()]
+    seeds = tuple(training_seeds(config.run.seed, 1, games))
+    jobs = [Job(i, run.spec(w), seeds) for i, w in enumerate(weight_sets)]
+    evaluator = SerialEvaluator(games_per_task=1)
+    evaluator.play(jobs[:1], None)  # compile and warm up, untimed
+    candidates = []
+    for job in jobs:
+        results = evaluator.play([job])[0]
+        candidates.append([[r.score, round(r.seconds, 6), r.moves_evaluated] for r in results])
+        print(f"{name}: candidate {job.candidate}: {games} games, "
+              f"{sum(r.seconds for r in results) / games * 1000:,.1f} ms a game", flush=True)
+    return {"depth": config.search.depth, "popsize": len(weight_sets),
+            "budget": config.evaluation.games.to_config(),
+            "candidates": candidates}
+
+
+def _nothing() -> None:
+    return None
+
+
+def record_ray(cpus: int, tasks: int) -> dict:
+    """Ray's own costs on an embedded Ray of ``cpus`` CPUs, with a task that does nothing."""
+    from tuner.ray_session import RaySession
+
+    session = RaySession(workers=cpus)  # as `tune` starts it
+    ray = session.ray
+    try:
+        nothing = ray.remote(num_cpus=1)(_nothing)
+        ray.get([nothing.remote() for _ in range(200)])  # start the workers, untimed
+        started = time.perf_counter()
+        refs = [nothing.remote() for _ in range(tasks)]
+        submitted = time.perf_counter()
+        ray.wait(refs, num_returns=len(refs))
+        finished = time.perf_counter()
+        ray.get(refs)
+        fetched = time.perf_counter()
+        spec = PlayerSpec("classic", {"monotonicity_weight": 47.0, "merges_weight": 700.0},
+                          depth=3)
+        puts = time.perf_counter()
+        for _ in range(1000):
+            ray.put(spec)
+        put = (time.perf_counter() - puts) / 1000
+        return {
+            "cpus": cpus,
+            "driver_submit_s": (submitted - started) / tasks,
+            "driver_fetch_s": (fetched - finished) / tasks,
+            "worker_task_s": (finished - started) * cpus / tasks,
+            "put_spec_s": put,
+        }
+    finally:
+        session.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--configs", nargs="+", default=list(GAMES))
+    parser.add_argument("--ray-cpus", type=int, default=2)
+    parser.add_argument("--tasks", type=int, default=5000)
+    parser.add_argument("--out", default=str(REPO / "bench" / "data" / "game_times.json"))
+    args = parser.parse_args()
+    record = {
+        "recorded": datetime.date.today().isoformat(),
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs",
+        "configs": {name: record_config(name, GAMES.get(name, 32)) for name in args.configs},
+        "ray": record_ray(args.ray_cpus, args.tasks),
+    }
+    print(json.dumps(record["ray"], indent=1))
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

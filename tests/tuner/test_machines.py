@@ -1,0 +1,204 @@
+"""What a run says about the machines: cluster.csv beside an unchanged history, the generation
+lines, the report, `cmaes.popsize: auto` and `tune stop`."""
+
+from __future__ import annotations
+
+import csv
+import logging
+import subprocess
+import sys
+
+import pytest
+import yaml
+from conftest import JobsEvaluator
+
+from cli.main import main
+from engine.solver import GameResult
+from tuner import checkpoint as ckpt
+from tuner.config import default_popsize, parse_config
+from tuner.report import cluster_line
+from tuner.run import TuningRun
+from tuner.run_dir import request_stop
+from tuner.schedule import FILL_GAMES, FILL_SECONDS, UnitSize, auto_popsize
+
+
+def config_dict(tmp_path, **cmaes) -> dict:
+    return {
+        "run": {"name": "m", "output_dir": str(tmp_path), "seed": 3},
+        "family": "classic",
+        "params": {
+            "monotonicity_weight": {"init": 10, "low": 1, "high": 1000, "scale": "log"},
+            "merges_weight": {"init": 100, "low": 10, "high": 10000, "scale": "log"},
+        },
+        "search": {"depth": 0, "cutoff": 0.0},
+        "evaluation": {"games": 4},
+        "cmaes": {"sigma0": 0.3, "popsize": 4, "max_generations": 3, **cmaes},
+        "validation": {"games": 4, "top_k": 1},
+    }
+
+
+class Cluster(JobsEvaluator):
+    """Games of 10 ms each, scored by the weights, on ``workers`` CPUs; ``on_call`` runs
+    before each batch of games."""
+
+    def __init__(self, workers: int = 8, on_call=None):
+        self.workers = workers
+        self.on_call = on_call or (lambda: None)
+
+    def play(self, jobs, progress=None):
+        self.on_call()
+        return [[GameResult(s, int(job.spec.weights["merges_weight"]) + s % 97, 256, 50, 0.01,
+                            100, 0) for s in job.seeds] for job in jobs]
+
+
+def rows(path):
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def test_the_machines_go_to_cluster_csv_and_the_history_stays_the_same_on_any_cluster(
+        tmp_path, caplog):
+    histories = []
+    for workers in (1, 64):
+        config = parse_config(config_dict(tmp_path / str(workers)), "m.yaml")
+        with caplog.at_level(logging.INFO, logger="tuner.run"):
+            TuningRun.start(config, config.run_dir, progress=False).run(Cluster(workers))
+        histories.append((config.run_dir / ckpt.HISTORY_FILE).read_text())
+        machines = rows(config.run_dir / ckpt.CLUSTER_FILE)
+        assert [r["generation"] for r in machines] == ["1", "2", "3"]
+        assert {r["cpus"] for r in machines} == {str(workers)}
+        for r in machines:  # 4 candidates x 4 games x 10 ms
+            assert float(r["game_seconds"]) == pytest.approx(0.16)
+            assert float(r["share"]) == pytest.approx(
+                0.16 / (workers * float(r["seconds"])), rel=0.01, abs=1e-4)
+        generation_lines = [m for m in caplog.messages if m.startswith("gen ")]
+        assert generation_lines and all(f"{workers} CPU" in m and "% on games" in m
+                                        for m in generation_lines)
+        caplog.clear()
+    assert histories[0] == histories[1]
+    assert "cpus" not in histories[0] and "share" not in histories[0]
+
+
+def test_the_report_sums_up_the_machines():
+    machines = [{"generation": 1, "cpus": 2, "seconds": 10.0, "game_seconds": 18.0},
+                {"generation": 2, "cpus": 16, "seconds": 10.0, "game_seconds": 144.0}]
+    line = cluster_line(machines)
+    assert line.startswith("cluster       2-16 CPUs, 90% of their time on training games")
+    assert "2 generations recorded" in line
+
+
+def test_report_prints_the_cluster_line_of_a_run(tmp_path, capsys):
+    config = parse_config(config_dict(tmp_path), "m.yaml")
+    TuningRun.start(config, config.run_dir, progress=False).run(Cluster(8))
+    assert main(["report", str(config.run_dir)]) == 0
+    assert "cluster       8 CPUs, " in capsys.readouterr().out
+
+
+# ---- cmaes.popsize: auto ------------------------------------------------------------------
+
+
+def test_auto_population_keeps_pycmas_default_on_a_small_cluster_and_grows_with_cpus():
+    assert auto_popsize(2, 1, 512, 8, 10_000) == 8
+    per_game = UnitSize.PRIOR_SECONDS[1]
+    expected = -(-(FILL_SECONDS * 512) // (512 * per_game))
+    assert auto_popsize(512, 1, 512, 8, 10_000) == expected
+    assert auto_popsize(512, 3, 128, 8, 10_000) == -(-(FILL_GAMES * 512) // 128)
+    assert auto_popsize(100_000, 1, 512, 8, 1_000) == 1_000
+
+
+def test_auto_population_is_chosen_once_and_written_into_the_runs_config(tmp_path):
+    config = parse_config(config_dict(tmp_path, popsize="auto", max_generations=1), "m.yaml")
+    run = TuningRun.start(config, config.run_dir, progress=False)
+    assert yaml.safe_load((config.run_dir / ckpt.CONFIG_FILE).read_text())["cmaes"][
+        "popsize"] == "auto"
+    run.run(Cluster(workers=4096))
+    chosen = auto_popsize(4096, 0, 4, default_popsize(2), 10_000)
+    assert chosen > default_popsize(2)
+    stored = yaml.safe_load((config.run_dir / ckpt.CONFIG_FILE).read_text())
+    assert stored["cmaes"]["popsize"] == chosen
+    assert run.state.history[0]["popsize"] == chosen
+
+
+@pytest.mark.parametrize("value, message", [
+    ("autom", "expected an integer or auto, got 'autom'"),
+    (1, "expected an integer from 2 to"),
+])
+def test_a_bad_popsize_is_one_line(tmp_path, value, message):
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(config_dict(tmp_path, popsize=value)), encoding="utf-8")
+    assert main(["run", str(path)]) == 2
+    assert not (tmp_path / "m").exists()
+
+
+# ---- tune stop ----------------------------------------------------------------------------
+
+
+def test_a_stop_request_ends_the_job_after_its_generation_checkpointed(tmp_path):
+    config = parse_config(config_dict(tmp_path, max_generations=5), "m.yaml")
+    run = TuningRun.start(config, config.run_dir, progress=False)
+    (run.run_dir / ckpt.STOP_FILE).write_text("left from an earlier job\n")  # not this job's
+    asked = []
+
+    def ask_once():
+        if run.state.generation == 1 and not asked:
+            asked.append(True)
+            (run.run_dir / ckpt.STOP_FILE).write_text("stop\n")
+
+    state = run.run(Cluster(on_call=ask_once))
+    assert run.stopped_on_request and state.generation == 2 and not state.finished
+    assert not (run.run_dir / ckpt.STOP_FILE).exists()
+    assert not (run.run_dir / ckpt.VALIDATION_FILE).exists()
+    assert ckpt.load_state(run.run_dir).generation == 2
+
+
+LOCKER = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("locked", flush=True)
+time.sleep(60)
+"""
+
+
+def test_tune_stop_asks_the_process_that_holds_the_run(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", LOCKER, str(run_dir)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        assert main(["stop", str(run_dir)]) == 0
+        out = capsys.readouterr().out
+        assert f"asked tune process {holder.pid} to stop" in out
+        assert f"tune resume {run_dir}" in out
+        assert (run_dir / ckpt.STOP_FILE).is_file()
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_run_being_started_is_stopped_in_its_staging_directory(tmp_path):
+    run_dir = tmp_path / "run"
+    staging = tmp_path / ".run.new"
+    staging.mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", LOCKER, str(staging)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        assert request_stop(run_dir) == (staging, holder.pid)
+        assert (staging / ckpt.STOP_FILE).is_file()
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+@pytest.mark.parametrize("exists", [True, False])
+def test_tune_stop_with_nothing_running_is_one_line_and_writes_nothing(tmp_path, capsys, exists):
+    run_dir = tmp_path / "run"
+    if exists:
+        run_dir.mkdir()
+    assert main(["stop", str(run_dir)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    expected = "no tune process is running this run" if exists else "no such run directory"
+    assert len(err) == 1 and expected in err[0] and str(run_dir) in err[0]
+    assert not exists or list(run_dir.iterdir()) == []
