@@ -163,8 +163,8 @@ class TuningRun:
         ckpt.write_config(self.run_dir, self.state.config)
         self.strategy = strategy_for(self.config, self.space)
         self.state.strategy = self.strategy.dumps()
-        log.info("cmaes.popsize auto: %s for %s (written to %s)", counted(popsize, "candidate"),
-                 counted(cpus, "CPU"), self.run_dir / ckpt.CONFIG_FILE)
+        log.info("cmaes.popsize auto: %s for %s (written into the run's %s)",
+                 counted(popsize, "candidate"), counted(cpus, "CPU"), ckpt.CONFIG_FILE)
 
     def checkpoint(self) -> None:
         """Write the state; the first time, move the run to its final directory."""
