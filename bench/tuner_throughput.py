@@ -33,9 +33,11 @@ from tuner.evaluation import (
     tune2048_version,
 )
 from tuner.run import TuningRun
+from tuner.schedule import DISPATCHES
 
 
-def config(depth: int, games: int | dict, popsize: int, generations: int, games_per_task: int):
+def config(depth: int, games: int | dict, popsize: int, generations: int, games_per_task,
+           dispatch: str = "pipelined"):
     document = {
         "run": {"name": "throughput", "seed": 3},
         "family": "classic",
@@ -47,7 +49,7 @@ def config(depth: int, games: int | dict, popsize: int, generations: int, games_
         "search": {"depth": depth},
         "evaluation": {"games": games},
         "cmaes": {"sigma0": 0.1, "popsize": popsize, "max_generations": generations},
-        "ray": {"games_per_task": games_per_task},
+        "ray": {"games_per_task": games_per_task, "dispatch": dispatch},
     }
     return parse_config(document, "bench")
 
@@ -124,12 +126,16 @@ def main() -> None:
                         help="adaptive games instead (batches of MIN)")
     parser.add_argument("--popsize", type=int, default=12)
     parser.add_argument("--generations", type=int, default=3)
-    parser.add_argument("--games-per-task", type=int, default=16)
+    parser.add_argument("--games-per-task", default="16",
+                        type=lambda v: v if v == "auto" else int(v))
+    parser.add_argument("--dispatch", choices=DISPATCHES, default="pipelined")
     args = parser.parse_args()
     games = {"min": args.adaptive[0], "max": args.adaptive[1]} if args.adaptive else args.games
-    cfg = config(args.depth, games, args.popsize, args.generations, args.games_per_task)
+    cfg = config(args.depth, games, args.popsize, args.generations, args.games_per_task,
+                 args.dispatch)
     print(f"classic family, depth {args.depth}, popsize {args.popsize}, "
           f"{cfg.evaluation.games.describe()}, {args.games_per_task} games per task, "
+          f"{args.dispatch} dispatch, "
           f"{os.cpu_count()} CPUs")
 
     with tempfile.TemporaryDirectory() as tmp:

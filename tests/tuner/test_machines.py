@@ -3,6 +3,7 @@ lines, the report, `cmaes.popsize: auto` and `tune stop`."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import logging
 import subprocess
@@ -160,36 +161,36 @@ time.sleep(60)
 """
 
 
-def test_tune_stop_asks_the_process_that_holds_the_run(tmp_path, capsys):
-    run_dir = tmp_path / "run"
-    run_dir.mkdir()
-    holder = subprocess.Popen([sys.executable, "-c", LOCKER, str(run_dir)],
+@contextlib.contextmanager
+def held(directory):
+    """A process that holds ``directory``'s lock as a running ``tune`` does."""
+    directory.mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", LOCKER, str(directory)],
                               stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "locked"
+        yield holder
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_tune_stop_asks_the_process_that_holds_the_run(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    with held(run_dir) as holder:
         assert main(["stop", str(run_dir)]) == 0
         out = capsys.readouterr().out
         assert f"asked tune process {holder.pid} to stop" in out
         assert f"tune resume {run_dir}" in out
         assert (run_dir / ckpt.STOP_FILE).is_file()
-    finally:
-        holder.kill()
-        holder.wait()
 
 
 def test_a_run_being_started_is_stopped_in_its_staging_directory(tmp_path):
     run_dir = tmp_path / "run"
     staging = tmp_path / ".run.new"
-    staging.mkdir()
-    holder = subprocess.Popen([sys.executable, "-c", LOCKER, str(staging)],
-                              stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline().strip() == "locked"
+    with held(staging) as holder:
         assert request_stop(run_dir) == (staging, holder.pid)
         assert (staging / ckpt.STOP_FILE).is_file()
-    finally:
-        holder.kill()
-        holder.wait()
 
 
 @pytest.mark.parametrize("exists", [True, False])
