@@ -266,10 +266,11 @@ def replay(name: str, record: dict, costs: dict, cpus: int, dispatch: str, games
 
 def on_ray(name: str, cpus: int, generations: int, sleeping: RecordedGames | None,
            played: PlayedGames) -> tuple[float, float]:
-    """Share and seconds per generation of generations 2 to ``generations`` of
-    ``configs/NAME.yaml`` on a real embedded Ray of ``cpus`` CPUs, as the run's own
-    ``cluster.csv`` rows say; the games are real, or (``sleeping``) tasks that sleep for the
-    recorded games' seconds and return their results. Every game played goes to ``played``."""
+    """Share of generations 2 to ``generations`` of ``configs/NAME.yaml`` on a real embedded Ray
+    of ``cpus`` CPUs, as the run's own ``cluster.csv`` rows say, and the driver's CPU-seconds
+    per task over them (its process, Ray's threads in it included); the games are real, or
+    (``sleeping``) tasks that sleep for the recorded games' seconds and return their results.
+    Every game played goes to ``played``."""
     from tuner.evaluation import RayEvaluator
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -282,6 +283,7 @@ def on_ray(name: str, cpus: int, generations: int, sleeping: RecordedGames | Non
                 # here to import the engine
                 wait = evaluator.ray.remote(num_cpus=1)(_pause)
                 evaluator.ray.get([wait.remote(5.0) for _ in range(cpus)])
+            evaluator._remote = tasks = _Counted(evaluator._remote)
             keep, inner = played.keep, evaluator.run
 
             def run_and_keep(jobs, schedule, progress=None):
@@ -291,11 +293,26 @@ def on_ray(name: str, cpus: int, generations: int, sleeping: RecordedGames | Non
 
             evaluator.run = run_and_keep
             run.evaluator = evaluator
-            for _ in range(generations):
+            run.step()  # warms up, unmeasured
+            before, submitted = time.process_time(), tasks.count
+            for _ in range(generations - 1):
                 run.step()
+            driver = (time.process_time() - before) / max(1, tasks.count - submitted)
         rows = run.state.cluster[1:]
     wall = sum(row["seconds"] for row in rows)
-    return sum(row["game_seconds"] for row in rows) / (cpus * wall), wall / len(rows)
+    return sum(row["game_seconds"] for row in rows) / (cpus * wall), driver
+
+
+class _Counted:
+    """A remote function that counts the tasks submitted through it."""
+
+    def __init__(self, remote):
+        self.remote_function = remote
+        self.count = 0
+
+    def remote(self, *args):
+        self.count += 1
+        return self.remote_function.remote(*args)
 
 
 def _pause(seconds: float) -> None:
@@ -323,7 +340,7 @@ def validate(data: dict, names: list[str], generations: int) -> None:
     print(f"\nvalidation: the simulation against real Ray on this machine "
           f"({generations - 1} generations measured, after one to warm up)")
     print(f"{'config':<12} {'CPUs':>5} {'games':<9} {'Ray':>6} {'simulated':>10} "
-          f"{'difference':>11}")
+          f"{'difference':>11} {'driver/task':>13}")
     plans = [(name, 2, False) for name in names if name != "classic-d3"]
     plans += [(name, cpus, True) for name in names for cpus in (16, 32)]
     costs = {2: data["ray"]}
@@ -335,12 +352,14 @@ def validate(data: dict, names: list[str], generations: int) -> None:
         record = data["configs"][name]
         played = PlayedGames()
         recorded = RecordedGames(record) if sleeping else None
-        share, _wall = on_ray(name, cpus, generations, recorded, played)
-        simulated = replay(name, record, costs[cpus], cpus, "pipelined", "auto", generations,
+        share, driver = on_ray(name, cpus, generations, recorded, played)
+        # the driver's time per task as the real run spent it (Ray's calls, the schedule)
+        measured = dict(costs[cpus], driver_submit_s=driver, driver_fetch_s=0.0)
+        simulated = replay(name, record, measured, cpus, "pipelined", "auto", generations,
                            games=played)
         print(f"{name:<12} {cpus:>5} {'sleeping' if sleeping else 'real':<9} {share:>6.0%} "
-              f"{simulated.share:>10.0%} {100 * (simulated.share - share):>+10.0f} pt",
-              flush=True)
+              f"{simulated.share:>10.0%} {100 * (simulated.share - share):>+10.0f} pt "
+              f"{driver * 1e3:>10.2f} ms", flush=True)
     print("(sleeping games: the driver and the worker processes share this machine's cores, so "
           "Ray's costs are measured under that contention, and the simulation uses them)")
 
