@@ -415,7 +415,7 @@ class TuningRun:
 
     def log_generation(self, row: dict, machines: dict, games: int, seconds: float) -> None:
         """One line per generation; its +/- is a 95% confidence interval, as everywhere a
-        person reads one (``history.csv`` keeps the standard error). It ends with the CPUs and
+        person reads one (``history.csv`` keeps the standard error). It gives the CPUs and
         the share of their time spent on training games (``cluster.csv``)."""
         c, s = self.config, self.state
         rate = games / seconds if seconds > 0 else math.inf
