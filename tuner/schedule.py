@@ -131,10 +131,11 @@ class UnitSize:
             return self.fixed
         prior = self.PRIOR_SECONDS[min(self.depth, len(self.PRIOR_SECONDS) - 1)]
         per_game = max(self._seconds / self._games if self._games else prior, 1e-6)
-        floor = self.cpus * self.DRIVER_SECONDS_PER_UNIT / per_game
+        cpus = max(1, self.cpus)  # none while every node is gone: the driver waits for one
+        floor = cpus * self.DRIVER_SECONDS_PER_UNIT / per_game
         wanted = max(self.MIN_UNIT_SECONDS / per_game, 2 * floor)
         if waiting:
-            wanted = max(floor, min(wanted, waiting / (self.UNITS_PER_CPU * self.cpus)))
+            wanted = max(floor, min(wanted, waiting / (self.UNITS_PER_CPU * cpus)))
         return max(1, min(self.most, math.ceil(wanted)))
 
     def observe(self, results: Sequence[GameResult]) -> None:

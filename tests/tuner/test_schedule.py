@@ -230,6 +230,13 @@ def test_auto_units_last_long_enough_for_the_driver_to_feed_every_cpu(cpus, seco
     assert size.games() == expected
 
 
+def test_auto_units_with_every_node_gone_are_sized_as_for_one_cpu():
+    gone, one = UnitSize("auto", cpus=0), UnitSize("auto", cpus=1)
+    for size in (gone, one):
+        size.observe([Timed(0.004)] * 10)
+    assert gone.games(waiting=640) == one.games(waiting=640) == 50
+
+
 def test_auto_units_start_from_the_depths_rough_game_time_until_games_are_timed():
     size = UnitSize("auto", cpus=2)
     size.depth = 3
