@@ -265,7 +265,7 @@ class RayEvaluator(_Backend):
         # On an error or an interrupt, the units still in flight are left to finish or to end
         # with Ray: ray.cancel races with a unit that is finishing and has crashed the driver
         # inside Ray's core ("Tried to complete task that was not pending").
-        self.workers = self.unit_size.cpus = self._cpus()
+        self.refresh_cpus()
         if jobs:
             self.unit_size.depth = jobs[0].spec.depth
         return drive(schedule, _RayUnits(self, jobs), self.unit_size, progress)
@@ -276,6 +276,10 @@ class RayEvaluator(_Backend):
     def _cpus(self) -> int:
         """The cluster's CPUs now: nodes come and go while a run lasts."""
         return int(self.ray.cluster_resources().get("CPU", 0))
+
+    def refresh_cpus(self) -> None:
+        """Count the cluster's CPUs again, for the schedule and the unit size alike."""
+        self.workers = self.unit_size.cpus = self._cpus()
 
     def _for_workers(self, spec: PlayerSpec) -> PlayerSpec:
         family = self.worker_specs.get(spec.family, spec.family)
@@ -380,7 +384,7 @@ class _RayUnits:
     def idle(self) -> int:
         evaluator = self.evaluator
         if time.monotonic() - self.cpus_at >= self.CPU_REFRESH_SECONDS:
-            evaluator.workers = evaluator.unit_size.cpus = evaluator._cpus()
+            evaluator.refresh_cpus()
             self.cpus_at = time.monotonic()
         if evaluator.leftovers:
             _finished, evaluator.leftovers = self.ray.wait(

@@ -116,23 +116,34 @@ def request_stop(run_dir: Path) -> tuple[Path, int | None]:
     for directory in (run_dir, staging_path(run_dir)):
         if not directory.is_dir():
             continue
+        held, holder = _held(directory)
+        if not held:
+            continue
         try:
-            Lock(directory).release()
-        except CheckpointError:  # held: a run works there
-            fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-            try:
-                holder = _lock_holder(fd)
-            finally:
-                os.close(fd)
-            try:
-                atomic_write(directory / ckpt.STOP_FILE,
-                             f"stop requested by process {os.getpid()}\n")
-            except FileNotFoundError:  # the staged run took its place just now
-                return request_stop(run_dir)
-            return directory, holder
+            atomic_write(directory / ckpt.STOP_FILE,
+                         f"stop requested by process {os.getpid()}\n")
+        except FileNotFoundError:  # the staged run took its place just now
+            return request_stop(run_dir)
+        return directory, holder
     if not run_dir.is_dir():
         raise CheckpointError(f"{run_dir}: no such run directory")
     raise CheckpointError(f"{run_dir}: no tune process is running this run: nothing to stop")
+
+
+def _held(directory: Path) -> tuple[bool, int | None]:
+    """Whether another process holds ``directory``'s lock, and which one where ``/proc/locks``
+    tells; taking it to find out releases it at once."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as err:
+        raise CheckpointError(f"{directory}: cannot open: {err.strerror}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True, _lock_holder(fd)
+    finally:
+        os.close(fd)  # closing the only descriptor releases a lock taken here
+    return False, None
 
 
 def _lock_holder(fd: int) -> int | None:

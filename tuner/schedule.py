@@ -121,6 +121,11 @@ class UnitSize:
         self._games = 0
         self._seconds = 0.0
 
+    @classmethod
+    def rough_seconds(cls, depth: int) -> float:
+        """The rough seconds of one game at search ``depth``."""
+        return cls.PRIOR_SECONDS[min(depth, len(cls.PRIOR_SECONDS) - 1)]
+
     def games(self, waiting: int = 0) -> int:
         """Games the next unit holds. ``auto``: long enough that the driver keeps up with every
         CPU (the floor), and otherwise about ``MIN_UNIT_SECONDS`` long, but short enough that
@@ -129,8 +134,8 @@ class UnitSize:
         self-scheduling), so that the round's last units end close together."""
         if self.fixed is not None:
             return self.fixed
-        prior = self.PRIOR_SECONDS[min(self.depth, len(self.PRIOR_SECONDS) - 1)]
-        per_game = max(self._seconds / self._games if self._games else prior, 1e-6)
+        measured = self._seconds / self._games if self._games else self.rough_seconds(self.depth)
+        per_game = max(measured, 1e-6)
         cpus = max(1, self.cpus)  # none while every node is gone: the driver waits for one
         floor = cpus * self.DRIVER_SECONDS_PER_UNIT / per_game
         wanted = max(self.MIN_UNIT_SECONDS / per_game, 2 * floor)
@@ -156,7 +161,7 @@ def auto_popsize(cpus: int, depth: int, most: int, smallest: int, largest: int) 
     ``FILL_GAMES`` games of work, whichever is longer; at most ``largest``. A small cluster keeps
     pycma's default; a large one gets more candidates per generation, the work that can fill it
     without waiting on the race."""
-    per_game = UnitSize.PRIOR_SECONDS[min(depth, len(UnitSize.PRIOR_SECONDS) - 1)]
+    per_game = UnitSize.rough_seconds(depth)
     per_cpu = max(FILL_SECONDS, FILL_GAMES * per_game)
     return max(smallest, min(largest, math.ceil(per_cpu * cpus / (most * per_game))))
 
@@ -247,6 +252,11 @@ class _Games:
                     self._incomplete -= 1
             received[index] = result
 
+    def wanted_units(self, size: UnitSize) -> list[Unit]:
+        """Every game that counts and is not handed out yet, in units of ``size``."""
+        return [unit for j in sorted(self.unsent)
+                for unit in self.units(j, self.wanted[j], size.games, speculative=False)]
+
     def all_complete(self) -> bool:
         """Whether every game that counts, of every job, has come back."""
         return not self._incomplete
@@ -264,9 +274,7 @@ class AllGames:
             self._games.want(job, len(job_seeds))
 
     def next_units(self, idle: int, size: UnitSize) -> list[Unit]:
-        games = self._games
-        return [unit for j in sorted(games.unsent)
-                for unit in games.units(j, games.wanted[j], size.games, speculative=False)]
+        return self._games.wanted_units(size)
 
     def record(self, unit: Unit, results: list[GameResult]) -> None:
         self._games.record(unit, results)
@@ -315,9 +323,7 @@ class GenerationGames:
                              for j in self.racing)
 
     def next_units(self, idle: int, size: UnitSize) -> list[Unit]:
-        games = self._games
-        found = [unit for j in sorted(games.unsent)
-                 for unit in games.units(j, games.wanted[j], size.games, speculative=False)]
+        found = self._games.wanted_units(size)
         if self.speculate and not self._done:
             found += self._speculative(idle - len(found), size)
         return found
