@@ -30,9 +30,17 @@ from collections import namedtuple
 
 import numpy as np
 from numba import njit
+from numba.core.registry import cpu_target
 from numba.extending import overload
 
 from engine.signals import deferred_interrupts
+
+# numba builds its code generator (LLVM's target machine and pass managers) at the first njit
+# below. Built here with Ctrl-C held (engine.signals): an interrupt raised inside the constructor
+# of one of those LLVM objects leaves it half made, and its finaliser then prints "Exception
+# ignored" behind the caller's back.
+with deferred_interrupts():
+    cpu_target.target_context.codegen()
 
 # ---------------------------------------------------------------------------------------------
 # Workspace header (see engine/workspace.py for the term parameters, tables and transposition
@@ -100,7 +108,7 @@ def _build_tables():
     function that *returns* arrays boxes them by calling back into Python (numba reads each
     array's dtype through ``_numba_unpickle``), where a pending Ctrl-C raises; numba's tuple
     boxing does not check for that and stores NULL in the tuple, and unpacking it segfaulted
-    when Ctrl-C came at that moment of the import (tests/engine/test_interrupts.py).
+    when Ctrl-C came at that moment of the import (tests/engine/test_family_interrupts.py).
     """
     uint64s = [np.zeros(65536, np.uint64) for _ in range(5)]
     floats = [np.zeros(65536, np.float64) for _ in range(4)]

@@ -11,8 +11,10 @@ a tuple of arrays, and numba boxes a returned array by calling back into Python,
 Ctrl-C raised; the tuple was left holding NULL, and unpacking it crashed. And it used to lose the
 Ctrl-C: loading compiled code calls back from LLVM into Python (llvmlite's
 ``_raw_object_cache_notify``), where a raised interrupt is printed as "Exception ignored" and
-dropped. Now the move tables are filled in place, and the kernels load with Ctrl-C held
-(``engine.signals``).
+dropped. And under numba 0.60 it printed "Exception ignored in ObjectRef.__del__" about once in
+50 interrupts: the first ``njit`` builds numba's code generator, whose LLVM objects an interrupt
+left half made. Now the move tables are filled in place, and the code generator is built and the
+kernels load with Ctrl-C held (``engine.signals``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import os
 import random
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -33,15 +36,18 @@ EXIT_INTERRUPTED = 130
 
 # The slow imports (numpy, numba) come before "ready"; the interrupts fall after it, while the
 # engine loads its compiled code, builds the tables and decides a first move.
+# A child that gets to the end prints how long the window lasted, in seconds.
 CHILD = """\
-import signal, sys
+import signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)  # even where the parent ignores Ctrl-C
 try:
     import numpy, numba, numba.extending, engine.families, engine.heuristic
     print("ready", flush=True)
+    start = time.monotonic()
     from engine.solver import Solver
     Solver({family!r}, depth=1).best_move(0x1100)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # done: a later Ctrl-C changes nothing
-    print("done", flush=True)
+    print("done", time.monotonic() - start, flush=True)
 except KeyboardInterrupt:
     sys.exit({code})
 """
@@ -61,20 +67,30 @@ def wait_ready(process: subprocess.Popen) -> float:
     return time.monotonic()
 
 
+def window_of(out: str) -> float:
+    """The window a child that got to the end reports (``CHILD``)."""
+    word, seconds = out.split()
+    assert word == "done", out
+    return float(seconds)
+
+
 @pytest.mark.slow
 def test_ctrl_c_while_tables_are_built_never_crashes(family="classic"):
-    # warm numba's cache (a cold one compiles for seconds), and time the window once warm
+    # warm numba's cache (a cold one compiles for seconds) and time the window once warm; the
+    # window is timed again by every child that gets to the end, so that the interrupts follow
+    # it when the machine's load changes (the suite runs beside other tests)
     windows = []
     for _ in range(3):
         process = start(family)
-        ready = wait_ready(process)
+        wait_ready(process)
         out, err = process.communicate(timeout=300)
-        assert (process.returncode, out, err) == (0, "done\n", ""), err
-        windows.append(time.monotonic() - ready)
-    window = min(windows[1:])
+        assert (process.returncode, err) == (0, ""), err
+        windows.append(window_of(out))
+    windows = windows[1:]
     rng = random.Random(2048)
     interrupted = 0
     for run in range(RUNS):
+        window = statistics.median(windows[-5:])
         process = start(family)
         ready = wait_ready(process)
         time.sleep(max(0.0, ready + rng.uniform(0.0, 1.2 * window) - time.monotonic()))
@@ -83,8 +99,11 @@ def test_ctrl_c_while_tables_are_built_never_crashes(family="classic"):
         where = f"run {run}: exit status {process.returncode}\n{err}"
         assert process.returncode in (0, EXIT_INTERRUPTED), where  # < 0: died by a signal
         assert err == "", where  # no traceback, no "Exception ignored", no fault report
-        assert out == ("done\n" if process.returncode == 0 else ""), where
-        interrupted += process.returncode == EXIT_INTERRUPTED
+        if process.returncode == 0:
+            windows.append(window_of(out))
+        else:
+            assert out == "", where
+            interrupted += 1
     assert interrupted >= RUNS // 2  # most interrupts fell inside the window
 
 
