@@ -21,8 +21,10 @@ CPU, nor before its longest game, and the driver's work between generations come
 
 ``--validate`` runs the same generations on a real Ray and prints the two shares side by side:
 real games on this machine's CPUs, and, at larger sizes, tasks that sleep for their recorded
-seconds on ``ray.init(num_cpus=N)`` (then the driver shares this machine's cores with N worker
-processes, so its overheads are measured under contention).
+seconds on ``ray.init(num_cpus=N)``. Then the driver and N worker processes share this machine's
+few cores, and the simulation shares them out too: each task takes the machine's CPU time per
+task, measured in the run, on one of that many cores before its games (``SimulatedCluster``'s
+``cores``).
 
 Run: ``python bench/cluster_scale.py`` (a few minutes), ``--json FILE`` for the new dispatch's
 shares as ``{"config": {"N": share}}``, ``--validate`` to check the simulation against Ray.
@@ -33,6 +35,7 @@ from __future__ import annotations
 import argparse
 import heapq
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -50,6 +53,8 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "bench" / "data" / "game_times.json"
 CONFIGS = ("snake", "classic-d2", "classic-d3")
 CPUS = (2, 16, 64, 128, 512)
+SLEEPING_CPUS = (16, 32)  # the validation's sizes with sleeping games
+CORES = os.cpu_count() or 1
 # tune2048 0.2: every race round waits for its last task, and tasks of the shipped sizes
 TODAY = {"dispatch": "barrier", "games_per_task": {"snake": 16, "classic-d2": 4,
                                                    "classic-d3": 2}}
@@ -109,14 +114,20 @@ class SimulatedCluster:
     games that counted; ``busy``: seconds the CPUs were given (games and task overheads)."""
 
     def __init__(self, cpus: int, games: RecordedGames | PlayedGames, ray_costs: dict,
-                 games_per_task: int | str):
+                 games_per_task: int | str, cores: int | None = None):
         self.workers = cpus
         self.games = games
         self.costs = ray_costs
         self.unit_size = UnitSize(games_per_task, cpus)
         self.free_at = [0.0] * cpus  # a heap: when each CPU is next free
+        # ``cores``: the CPUs are worker processes on a machine of that many cores, and games
+        # sleep; each task then takes ``machine_task_s`` of a core (Ray's work, every process
+        # of it counted) before its games, first come first served (a heap: when each core is
+        # next free). None: every CPU is a core of its own.
+        self.cores_free_at = [0.0] * cores if cores else None
         self.clock = 0.0
         self.useful = 0.0
+        self.tasks = 0
         self.outside = 0.0  # the driver's seconds outside ``run``: between generations
         self.longest_game = 0.0
         self._real = time.perf_counter()
@@ -186,11 +197,17 @@ class _SimulatedPool:
             self.put.add(unit.job)
             c.clock += c.costs["put_spec_s"]
         c.clock += c.costs["driver_submit_s"]
+        c.tasks += 1
         results = c.games.results(self.jobs[unit.job], unit.seeds)
         seconds = sum(r.seconds for r in results)
         c.longest_game = max([c.longest_game] + [r.seconds for r in results])
         start = max(heapq.heappop(c.free_at), c.clock)
-        end = start + c.costs["worker_task_s"] + seconds
+        if c.cores_free_at is None:
+            end = start + c.costs["worker_task_s"] + seconds
+        else:
+            ray_done = max(start, heapq.heappop(c.cores_free_at)) + c.costs["machine_task_s"]
+            heapq.heappush(c.cores_free_at, ray_done)
+            end = ray_done + seconds
         heapq.heappush(c.free_at, end)
         self.pending.append(_InFlight(end, unit, results))
         c.resume_driver()
@@ -229,14 +246,15 @@ class Figures:
     wall: float  # seconds per generation
     ceiling: float
     between: float  # seconds of driver work between generations
+    tasks_per_second: float  # what the driver hands out
 
 
 def replay(name: str, record: dict, costs: dict, cpus: int, dispatch: str, games_per_task,
-           generations: int, popsize=None, games=None) -> Figures | None:
+           generations: int, popsize=None, games=None, cores=None) -> Figures | None:
     """The share and wall time of generations 2 to ``generations`` on a simulated cluster.
     ``popsize``: the config's unless given; ``auto`` as a run on ``cpus`` CPUs resolves it,
     or None where that is no larger than the config's. ``games``: the recorded ones unless
-    given."""
+    given. ``cores``: see ``SimulatedCluster``."""
     games = games or RecordedGames(record)
     with tempfile.TemporaryDirectory() as tmp:
         run = tuning_run(name, Path(tmp), dispatch, games_per_task, popsize)
@@ -245,11 +263,12 @@ def replay(name: str, record: dict, costs: dict, cpus: int, dispatch: str, games
             if run.config.cmaes.popsize <= record["popsize"]:
                 return None
         popsize = run.strategy.popsize
-        cluster = SimulatedCluster(cpus, games, costs, games_per_task)
+        cluster = SimulatedCluster(cpus, games, costs, games_per_task, cores)
         run.evaluator = cluster
         run.step()  # the first generation warms up the driver (compiled checks), unmeasured
         cluster.sync_outside()
         started, useful, outside = cluster.clock, cluster.useful, cluster.outside
+        tasks = cluster.tasks
         longest = 0.0
         for _ in range(generations - 1):
             cluster.longest_game = 0.0
@@ -261,14 +280,16 @@ def replay(name: str, record: dict, costs: dict, cpus: int, dispatch: str, games
     useful = (cluster.useful - useful) / measured
     between = (cluster.outside - outside) / measured
     floor = max(useful / cpus, longest) + between
-    return Figures(popsize, useful / (cpus * wall), wall, useful / (cpus * floor), between)
+    rate = (cluster.tasks - tasks) / (measured * wall)
+    return Figures(popsize, useful / (cpus * wall), wall, useful / (cpus * floor), between, rate)
 
 
 def on_ray(name: str, cpus: int, generations: int, sleeping: RecordedGames | None,
-           played: PlayedGames) -> tuple[float, float]:
+           played: PlayedGames) -> tuple[float, float, float]:
     """Share of generations 2 to ``generations`` of ``configs/NAME.yaml`` on a real embedded Ray
-    of ``cpus`` CPUs, as the run's own ``cluster.csv`` rows say, and the driver's CPU-seconds
-    per task over them (its process, Ray's threads in it included); the games are real, or
+    of ``cpus`` CPUs, as the run's own ``cluster.csv`` rows say; the driver's CPU-seconds per
+    task over them (its process, Ray's threads in it included), and the machine's (every
+    process: with sleeping games, what Ray and the tuner cost a task). The games are real, or
     (``sleeping``) tasks that sleep for the recorded games' seconds and return their results.
     Every game played goes to ``played``."""
     from tuner.evaluation import RayEvaluator
@@ -294,13 +315,26 @@ def on_ray(name: str, cpus: int, generations: int, sleeping: RecordedGames | Non
             evaluator.run = run_and_keep
             run.evaluator = evaluator
             run.step()  # warms up, unmeasured
-            before, submitted = time.process_time(), tasks.count
+            before, machine, submitted = time.process_time(), machine_seconds(), tasks.count
             for _ in range(generations - 1):
                 run.step()
-            driver = (time.process_time() - before) / max(1, tasks.count - submitted)
+            count = max(1, tasks.count - submitted)
+            driver = (time.process_time() - before) / count
+            machine = (machine_seconds() - machine) / count
         rows = run.state.cluster[1:]
     wall = sum(row["seconds"] for row in rows)
-    return sum(row["game_seconds"] for row in rows) / (cpus * wall), driver
+    return sum(row["game_seconds"] for row in rows) / (cpus * wall), driver, machine
+
+
+def machine_seconds() -> float:
+    """CPU-seconds every process of this machine has spent since it started (Linux's
+    ``/proc/stat``: user, nice, system, irq, softirq and steal time); NaN elsewhere."""
+    try:
+        fields = Path("/proc/stat").read_text(encoding="ascii").split("\n", 1)[0].split()
+    except OSError:
+        return float("nan")
+    user, nice, system, _idle, _iowait, irq, softirq, steal = map(int, fields[1:9])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
 class _Counted:
@@ -340,9 +374,9 @@ def validate(data: dict, names: list[str], generations: int) -> None:
     print(f"\nvalidation: the simulation against real Ray on this machine "
           f"({generations - 1} generations measured, after one to warm up)")
     print(f"{'config':<12} {'CPUs':>5} {'games':<9} {'Ray':>6} {'simulated':>10} "
-          f"{'difference':>11} {'driver/task':>13}")
+          f"{'difference':>11} {'driver/task':>12} {'machine/task':>13}")
     plans = [(name, 2, False) for name in names if name != "classic-d3"]
-    plans += [(name, cpus, True) for name in names for cpus in (16, 32)]
+    plans += [(name, cpus, True) for name in names for cpus in SLEEPING_CPUS]
     costs = {2: data["ray"]}
     for name, cpus, sleeping in plans:
         if cpus not in costs:  # Ray's costs with this many worker processes on this machine
@@ -352,16 +386,20 @@ def validate(data: dict, names: list[str], generations: int) -> None:
         record = data["configs"][name]
         played = PlayedGames()
         recorded = RecordedGames(record) if sleeping else None
-        share, driver = on_ray(name, cpus, generations, recorded, played)
-        # the driver's time per task as the real run spent it (Ray's calls, the schedule)
-        measured = dict(costs[cpus], driver_submit_s=driver, driver_fetch_s=0.0)
+        share, driver, machine = on_ray(name, cpus, generations, recorded, played)
+        # the driver's time per task as the real run spent it (Ray's calls, the schedule); with
+        # sleeping games, the CPUs share this machine's cores, and so does the simulation
+        measured = dict(costs[cpus], driver_submit_s=driver, driver_fetch_s=0.0,
+                        machine_task_s=machine)
         simulated = replay(name, record, measured, cpus, "pipelined", "auto", generations,
-                           games=played)
+                           games=played, cores=CORES if sleeping else None)
         print(f"{name:<12} {cpus:>5} {'sleeping' if sleeping else 'real':<9} {share:>6.0%} "
               f"{simulated.share:>10.0%} {100 * (simulated.share - share):>+10.0f} pt "
-              f"{driver * 1e3:>10.2f} ms", flush=True)
-    print("(sleeping games: the driver and the worker processes share this machine's cores, so "
-          "Ray's costs are measured under that contention, and the simulation uses them)")
+              f"{driver * 1e3:>9.2f} ms " + (f"{machine * 1e3:>10.2f} ms" if sleeping else
+                                               f"{'(games)':>13}"), flush=True)
+    print(f"(sleeping games: the driver and {'/'.join(map(str, SLEEPING_CPUS))} worker processes "
+          f"share this machine's {CORES} cores, so the simulation gives each task the machine's "
+          "CPU time per task, measured in the run, on that many cores, before its games)")
 
 
 def plot(drawn: dict, cpus: list[int], path: str) -> None:
@@ -409,6 +447,10 @@ def main() -> None:
     print(f"recorded {data['recorded']} on {data['machine']}; Ray per task: driver "
           f"{(costs['driver_submit_s'] + costs['driver_fetch_s']) * 1e3:.2f} ms, worker "
           f"{costs['worker_task_s'] * 1e3:.2f} ms; a spec put {costs['put_spec_s'] * 1e3:.2f} ms")
+    print(f"the driver's process: {costs['driver_cpu_s'] * 1e3:.2f} ms of CPU a task in all its "
+          f"threads, {costs['driver_busiest_thread_s'] * 1e3:.3f} ms in the busiest (Ray's own "
+          f"threads work beside the replayed one: they keep up with "
+          f"{1 / costs['driver_busiest_thread_s']:,.0f} tasks/s)")
     if args.validate:
         return validate(data, args.configs, args.generations)
     shares: dict[str, dict[str, float]] = {}
@@ -420,9 +462,10 @@ def main() -> None:
         print(f"\nconfigs/{name}.yaml: depth {record['depth']}, popsize {record['popsize']}, "
               f"{budget}, {games.mean_seconds * 1e3:,.1f} ms a game (recorded)")
         print(f"{'':>6} | {'today':^20} | {'new dispatch':^28} | "
-              f"{'new, popsize auto where larger':^39}")
+              f"{'new, popsize auto where larger':^47}")
         print(f"{'CPUs':>6} | {'share':>6} {'s/gen':>13} | {'share':>6} {'s/gen':>9} "
-              f"{'ceiling':>9} | {'popsize':>7} {'share':>6} {'s/gen':>9} {'ceiling':>9}")
+              f"{'ceiling':>9} | {'popsize':>7} {'share':>6} {'s/gen':>9} {'ceiling':>9} "
+              f"{'tasks/s':>7}")
         shares[name] = {}
         for cpus in args.cpus:
             today = replay(name, record, costs, cpus, TODAY["dispatch"],
@@ -436,7 +479,9 @@ def main() -> None:
             print(f"{cpus:>6} | {today.share:>6.0%} {today.wall:>13,.3f} | {new.share:>6.0%} "
                   f"{new.wall:>9,.3f} {new.ceiling:>9.0%} | " + (
                       f"{auto.popsize:>7,} {auto.share:>6.0%} {auto.wall:>9,.3f} "
-                      f"{auto.ceiling:>9.0%}" if auto else f"{'-':>7}"), flush=True)
+                      f"{auto.ceiling:>9.0%} {auto.tasks_per_second:>7,.0f}" if auto else
+                      f"{'-':>7} {'':>6} {'':>9} {'':>9} {new.tasks_per_second:>7,.0f}"),
+                  flush=True)
     if args.plot:
         plot(drawn, args.cpus, args.plot)
         print(f"wrote {args.plot}")

@@ -9,9 +9,12 @@ Run it on an otherwise idle machine: the times are what one core gives.
 
 Ray: a task that does nothing, submitted many times on ``--ray-cpus`` CPUs: the driver's seconds
 to submit one and to fetch one result, the CPU-seconds one occupies on a worker, and the seconds
-to put one player spec in the object store (once per candidate and generation).
+to put one player spec in the object store (once per candidate and generation). And what a task
+costs the driver's process in CPU time, in all and in its busiest thread (Ray's own threads work
+beside the Python one: the busiest one caps the tasks a second one driver can hand out).
 
-Run: ``python bench/record_game_times.py`` (about 5 minutes; writes bench/data/game_times.json).
+Run: ``python bench/record_game_times.py`` (about 5 minutes; writes bench/data/game_times.json);
+``--ray-only`` measures Ray again and keeps the file's games.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from engine.atomic import atomic_write
 from engine.solver import PlayerSpec
 from tuner.config import load_config
 from tuner.evaluation import Job, SerialEvaluator
@@ -69,13 +73,16 @@ def record_ray(cpus: int, tasks: int) -> dict:
     try:
         nothing = ray.remote(num_cpus=1)(_nothing)
         ray.get([nothing.remote() for _ in range(200)])  # start the workers, untimed
-        started = time.perf_counter()
+        started, cpu, threads = time.perf_counter(), time.process_time(), thread_seconds()
         refs = [nothing.remote() for _ in range(tasks)]
         submitted = time.perf_counter()
         ray.wait(refs, num_returns=len(refs))
         finished = time.perf_counter()
         ray.get(refs)
         fetched = time.perf_counter()
+        cpu, busiest = time.process_time() - cpu, max(
+            (spent - threads.get(thread, 0.0) for thread, spent in thread_seconds().items()),
+            default=float("nan"))
         spec = PlayerSpec("classic", {"monotonicity_weight": 47.0, "merges_weight": 700.0},
                           depth=3)
         puts = time.perf_counter()
@@ -88,9 +95,25 @@ def record_ray(cpus: int, tasks: int) -> dict:
             "driver_fetch_s": (fetched - finished) / tasks,
             "worker_task_s": (finished - started) * cpus / tasks,
             "put_spec_s": put,
+            "driver_cpu_s": cpu / tasks,
+            "driver_busiest_thread_s": busiest / tasks,
         }
     finally:
         session.close()
+
+
+def thread_seconds() -> dict[str, float]:
+    """CPU-seconds each thread of this process has spent (Linux's ``/proc/self/task``; empty
+    elsewhere)."""
+    spent = {}
+    for task in Path("/proc/self/task").glob("*"):
+        try:
+            stat = (task / "stat").read_text(encoding="ascii")
+        except OSError:  # a thread that ended meanwhile
+            continue
+        utime, stime = stat.rsplit(")", 1)[1].split()[11:13]  # fields 14 and 15 of proc(5)
+        spent[task.name] = (int(utime) + int(stime)) / os.sysconf("SC_CLK_TCK")
+    return spent
 
 
 def main() -> None:
@@ -99,17 +122,23 @@ def main() -> None:
     parser.add_argument("--ray-cpus", type=int, default=2)
     parser.add_argument("--tasks", type=int, default=5000)
     parser.add_argument("--out", default=str(REPO / "bench" / "data" / "game_times.json"))
+    parser.add_argument("--ray-only", action="store_true",
+                        help="measure Ray's costs again, keeping the games already in --out")
     args = parser.parse_args()
-    record = {
-        "recorded": datetime.date.today().isoformat(),
-        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs",
-        "configs": {name: record_config(name, GAMES.get(name, 32)) for name in args.configs},
-        "ray": record_ray(args.ray_cpus, args.tasks),
-    }
-    print(json.dumps(record["ray"], indent=1))
     out = Path(args.out)
+    if args.ray_only:
+        record = json.loads(out.read_text(encoding="utf-8"))
+        record["ray"] = record_ray(args.ray_cpus, args.tasks)
+    else:
+        record = {
+            "recorded": datetime.date.today().isoformat(),
+            "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs",
+            "configs": {name: record_config(name, GAMES.get(name, 32)) for name in args.configs},
+            "ray": record_ray(args.ray_cpus, args.tasks),
+        }
+    print(json.dumps(record["ray"], indent=1))
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    atomic_write(out, json.dumps(record, indent=1) + "\n")
     print(f"wrote {out}")
 
 

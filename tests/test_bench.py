@@ -64,3 +64,32 @@ def test_cluster_scale_prints_both_dispatches_and_writes_its_json(tmp_path):
     shares = json.loads((tmp_path / "shares.json").read_text())
     assert set(shares) == {"snake"} and set(shares["snake"]) == {"2", "16"}
     assert all(0 < share <= 1 for share in shares["snake"].values())
+
+
+def test_a_simulated_cluster_on_few_cores_queues_the_tasks_work_for_them():
+    """With ``cores``, the CPUs are processes sharing that many cores: a task's own CPU time
+    waits for a free core, its (sleeping) games do not."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        from cluster_scale import SimulatedCluster, _SimulatedPool
+    finally:
+        sys.path.remove(str(BENCH))
+    from engine.solver import GameResult
+    from tuner.schedule import Unit
+
+    class TenthOfASecond:
+        def results(self, job, seeds):
+            return [GameResult(seed, 0, 0, 0, 0.1, 0, 0) for seed in seeds]
+
+    costs = {"driver_submit_s": 0.0, "driver_fetch_s": 0.0, "put_spec_s": 0.0,
+             "worker_task_s": 0.01, "machine_task_s": 0.01}
+    ends = {}
+    for cores in (None, 1):
+        cluster = SimulatedCluster(4, TenthOfASecond(), costs, 1, cores=cores)
+        cluster.sync = lambda: cluster.clock  # noqa: B023 - a driver that takes no time
+        pool = _SimulatedPool(cluster, [object()])
+        for i in range(4):
+            pool.submit(Unit(0, i, (i,)))
+        ends[cores] = sorted(round(p.end, 9) for p in pool.pending)
+    assert ends[None] == [0.11] * 4  # a core for every CPU: the four tasks side by side
+    assert ends[1] == [0.11, 0.12, 0.13, 0.14]  # one core: each task's own work after the last

@@ -100,13 +100,13 @@ class Pool(Protocol):
 class UnitSize:
     """How many games a unit holds: ``games_per_task`` games, or (``auto``) a number chosen from
     the CPUs and the seconds per game measured so far (before any, a rough figure for the search
-    ``depth``; see ``games``). Units too short leave CPUs waiting for the driver, which spends
-    about a tenth of a millisecond on each; units too long leave CPUs idle at the end of a
-    round. The size never changes a result, only when games are played."""
+    ``depth``; see ``games``). Units too short leave CPUs waiting for the driver, whose process
+    spends about 0.3 ms of CPU on each; units too long leave CPUs idle at the end of a round.
+    The size never changes a result, only when games are played."""
 
     MIN_UNIT_SECONDS = 0.2  # a unit's worker overhead (about 1 ms) stays below 1%
-    # the driver's time per unit: Ray's submit and fetch (0.07 ms measured) and the schedule's
-    # bookkeeping, with room to spare
+    # the driver's CPU time per unit: its process's, Ray's threads in it included (0.30 ms
+    # measured with empty tasks, bench/record_game_times.py)
     DRIVER_SECONDS_PER_UNIT = 0.0003
     UNITS_PER_CPU = 2  # a round spread over every CPU, with units to even out its end
     # Seconds a game takes by search depth, roughly (shipped configs, one core of a 2020s
