@@ -58,7 +58,8 @@ def execute(run, args: argparse.Namespace, new_run=None) -> int:
         config = run.config
         log.info("run %s: family %s, depth %d, %d tuned parameters, %s", config.run.name,
                  config.family, config.search.depth, len(config.tuned),
-                 config.evaluation.games.describe())
+                 config.evaluation.games.describe() + (
+                     "" if config.strategy.implied else f", strategy {config.strategy.name}"))
         evaluator = evaluator_for(config.ray, [config.family])
         interrupts.check()
         log.info("games on %s", evaluator.describe())

@@ -12,9 +12,10 @@ from pathlib import Path
 
 from cli import job
 from cli.options import ray_options
+from engine.echo import echo
 from engine.errors import BadInput
 from tuner import checkpoint as ckpt
-from tuner.config import RESUMABLE_CHANGES, changed_keys, load_config, parse_config
+from tuner.config import RESUMABLE_CHANGES, changed_keys, load_config, parse_config, value_at
 from tuner.errors import CheckpointError, ConfigError
 
 
@@ -53,13 +54,15 @@ def _resume(run_dir: Path, args: argparse.Namespace) -> int:
     config = parse_config(stored, str(run_dir / ckpt.CONFIG_FILE), run_dir)
     if args.config:
         edited = load_config(args.config)
-        refused = [k for k in changed_keys(stored, edited.resolved())
-                   if k not in RESUMABLE_CHANGES]
+        wanted = edited.resolved()
+        refused = [k for k in changed_keys(stored, wanted) if k not in RESUMABLE_CHANGES]
         if refused:
+            changes = ", ".join(f"{k} (the run's {_shown(value_at(stored, k))}, here "
+                                f"{_shown(value_at(wanted, k))})" for k in refused)
             raise ConfigError(
-                f"{args.config}: cannot resume {run_dir} with a changed {', '.join(refused)}: "
-                f"only stop conditions and Ray settings may change ({', '.join(RESUMABLE_CHANGES)})"
-            )
+                f"{args.config}: cannot resume {run_dir} with a changed {changes}: only stop "
+                f"conditions and Ray settings may change ({', '.join(RESUMABLE_CHANGES)}); "
+                f"resume it with its own settings: tune resume {run_dir}")
         config = edited
     config = job.with_cli_overrides(config, args)
     checkpoint = _identity(run_dir / ckpt.CHECKPOINT_FILE)
@@ -73,6 +76,10 @@ def _resume(run_dir: Path, args: argparse.Namespace) -> int:
         # belongs to another run").
         if _identity(run_dir / ckpt.CHECKPOINT_FILE) == checkpoint:
             _put_back(run_dir, stored)
+
+
+def _shown(value) -> str:
+    return "not set" if value is None else echo(value)
 
 
 def _continue(config, run_dir: Path, state, args: argparse.Namespace) -> int:

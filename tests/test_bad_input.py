@@ -265,7 +265,8 @@ def test_resume_with_a_changed_evaluation_key_is_refused(tmp_path, no_ray):
 
     [line] = assert_refused(result)
     assert line.startswith(f"{PREFIX}edited.yaml: cannot resume {run_dir}")
-    assert "with a changed evaluation.games:" in line
+    assert "with a changed evaluation.games (the run's 24, here 48):" in line
+    assert line.endswith(f"resume it with its own settings: tune resume {run_dir}")
     assert snapshot(tmp_path) == before
 
 

@@ -3,6 +3,7 @@ figures are is theirs to say, never a test's."""
 
 from __future__ import annotations
 
+import csv
 import json
 import subprocess
 import sys
@@ -35,23 +36,28 @@ def test_tuner_throughput_prints_a_row_per_worker_count(tmp_path, games):
     assert len(rows) == 1 and rows[0][-1].endswith("%")
 
 
-def test_adaptive_budget_measures_and_goes_on_where_it_was(tmp_path):
+def test_strategy_cost_measures_every_strategy_and_goes_on_where_it_was(tmp_path):
     args = ["--config", str(BENCH.parent / "configs" / "quick.yaml"), "--target", "1",
-            "--seeds", "1", "--fixed", "4", "--adaptive", "2", "6", "--validation-games", "4",
-            "--max-generations", "1", "--workers", "1", "--out", str(tmp_path / "out")]
-    first = bench(tmp_path, "adaptive_budget.py", *args)
-    assert "fixed 4             " in first and (tmp_path / "out" / "budget.csv").exists()
-    again = bench(tmp_path, "adaptive_budget.py", *args)
+            "--strategies", "racing:2-6", "fixed:4", "population:2x2", "uh-cma-es:4",
+            "lra-cma-es:4", "--seeds", "1", "--validation-games", "4", "--max-generations", "1",
+            "--workers", "1", "--out", str(tmp_path / "out")]
+    first = bench(tmp_path, "strategy_cost.py", *args)
+    assert "uh-cma-es:4 seed 1: generation 1," in first
+    runs = list(csv.DictReader((tmp_path / "out" / "runs.csv").open()))
+    assert [row["strategy"] for row in runs] == args[5:10]
+    assert all(row["reached"] == "True" and int(row["positions_to_target"]) > 0 for row in runs)
+    assert (tmp_path / "out" / "strategies.png").exists()
+    again = bench(tmp_path, "strategy_cost.py", *args)
     assert "generation 1," not in again  # read from the run directories, not played again
-    assert again.splitlines()[-3:] == first.splitlines()[-3:]
+    assert again.splitlines()[-18:] == first.splitlines()[-18:]
 
 
-def test_adaptive_budget_starts_from_a_weights_file(tmp_path):
+def test_strategy_cost_starts_from_a_weights_file(tmp_path):
     args = ["--config", str(BENCH.parent / "configs" / "quick.yaml"), "--target", "1",
-            "--seeds", "1", "--fixed", "4", "--adaptive", "2", "6", "--validation-games", "4",
+            "--strategies", "fixed:4", "--seeds", "1", "--validation-games", "4",
             "--max-generations", "1", "--workers", "1", "--out", str(tmp_path / "out"),
             "--start", "classic-reference"]
-    bench(tmp_path, "adaptive_budget.py", *args)
+    bench(tmp_path, "strategy_cost.py", *args)
     stored = yaml.safe_load((tmp_path / "out" / "fixed-4-seed1" / "config.yaml").read_text())
     assert stored["params"]["merges_weight"]["init"] == 700.0  # classic-reference's
 

@@ -39,6 +39,7 @@ from tuner.errors import ConfigError
 from tuner.fitness import FITNESSES
 from tuner.schedule import DISPATCHES
 from tuner.space import box_problem
+from tuner.strategies import STRATEGIES
 
 MAX_TUNING_DEPTH = 5
 MAX_WORKERS = 4096  # Ray CPUs a command asks for
@@ -260,10 +261,6 @@ class EvaluationSection(Section):
     def cross_check(self, check: Checker, mapping: dict) -> None:
         if self.tile is not None and self.tile & (self.tile - 1):
             check.problem("evaluation.tile", f"expected a power of two, got {self.tile}")
-        if self.reevaluate_best and isinstance(self.games, AdaptiveGames):
-            check.problem("evaluation.reevaluate_best", "not with adaptive games, which already "
-                                                        "play the undecided candidates more: set "
-                                                        "it to 0")
 
     @property
     def fitness_options(self) -> dict[str, Any]:
@@ -314,6 +311,65 @@ class ValidationSection(Section):
     every: int = key(integer(default=0, low=0, high=MAX_GENERATIONS), omit=0)
 
 
+@dataclass(frozen=True)
+class StrategySection:
+    """``strategy``: the strategy's ``name`` (``tuner.strategies``) and its own keys. Without the
+    section the games decide, as before it existed: ``fixed`` for a number, ``racing`` for a
+    race; those two have no keys of their own, so ``resolved()`` leaves the section out for
+    them, and a run of tune2048 0.1 or 0.2 resolves as it did."""
+
+    NAME: ClassVar[str] = "strategy"
+    name: str
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, check: Checker, document: dict,
+              evaluation: EvaluationSection) -> StrategySection | None:
+        games = evaluation.games
+        derived = "racing" if isinstance(games, AdaptiveGames) else "fixed"
+        raw = document.get(cls.NAME)
+        if raw is None:
+            return cls(derived)
+        if not isinstance(raw, dict):
+            check.problem(cls.NAME, f"expected a mapping, got {describe(raw)}")
+            return None
+        before = len(check.problems)
+        name = check.choice(raw, "name", cls.NAME, tuple(STRATEGIES), derived)
+        if len(check.problems) > before:
+            return None  # its keys cannot be checked against an unknown strategy
+        kind = STRATEGIES[name]
+        check.unknown_keys(raw, ("name", *kind.keys), cls.NAME)
+        if kind.games == "race" and isinstance(games, FixedGames):
+            check.problem("evaluation.games", f"strategy {name} races the candidates: write "
+                                              "evaluation.games: {min: ..., max: ...}")
+        elif kind.games == "number" and isinstance(games, AdaptiveGames):
+            check.problem("evaluation.games", f"strategy {name} plays a number of games per "
+                                              f"candidate, not a race: write evaluation.games: "
+                                              f"{games.min}")
+        number = games.games if isinstance(games, FixedGames) else None
+        return cls(name, kind.read(check, raw, number))
+
+    @property
+    def kind(self):
+        return STRATEGIES[self.name]
+
+    def cross_check(self, check: Checker, sections: dict) -> None:
+        if sections["cmaes"].restarts and not self.kind.restarts:
+            check.problem("cmaes.restarts", f"strategy {self.name} does not restart: set it to 0")
+        if sections["evaluation"].reevaluate_best and self.name not in ("fixed", "population"):
+            check.problem("evaluation.reevaluate_best",
+                          f"not with strategy {self.name}, which decides itself which "
+                          "candidates play more: set it to 0")
+
+    def to_config(self) -> dict[str, Any]:
+        return {"name": self.name, **self.settings}
+
+    @property
+    def implied(self) -> bool:
+        """Whether the games alone say this strategy (the section can be left out)."""
+        return self.name in ("fixed", "racing")
+
+
 SECTIONS = (RunSection, SearchSection, EvaluationSection, CMAESSection, RaySection,
             ValidationSection)
 RESUMABLE_CHANGES = tuple(name for section in SECTIONS for name in section.resumable_keys())
@@ -332,6 +388,7 @@ class RunConfig:
     cmaes: CMAESSection
     ray: RaySection
     validation: ValidationSection
+    strategy: StrategySection
 
     @property
     def run_dir(self) -> Path:
@@ -340,6 +397,20 @@ class RunConfig:
     @property
     def tuned(self) -> tuple[ParamSpec, ...]:
         return tuple(p for p in self.params if p.tuned)
+
+    @property
+    def popsize(self) -> int:
+        """The first generation's candidates: the strategy's multiple of ``cmaes.popsize`` (of
+        pycma's default where it is not set), once ``auto`` is resolved."""
+        base = self.cmaes.popsize if isinstance(self.cmaes.popsize, int) else default_popsize(
+            len(self.tuned))
+        return base * self.strategy.kind.scale(self.strategy.settings)
+
+    @property
+    def most_games(self) -> int:
+        """The most games one candidate can play in a generation."""
+        games = self.evaluation.games
+        return self.strategy.kind.most(games.most, self.strategy.settings)
 
     def with_popsize(self, popsize: int) -> RunConfig:
         """This config with ``cmaes.popsize`` resolved (``auto``, once a run knows its CPUs)."""
@@ -353,12 +424,15 @@ class RunConfig:
                 params[p.name] = {"init": p.init, "low": p.low, "high": p.high, "scale": p.scale}
             else:
                 params[p.name] = {"fixed": p.init}
-        return {
+        resolved = {
             "run": self.run.to_config(),
             "family": relative_spec(self.family, self.run_dir),  # stored in the run directory
             "params": params,
             **{section.NAME: getattr(self, section.NAME).to_config() for section in SECTIONS[1:]},
         }
+        if not self.strategy.implied:
+            resolved[StrategySection.NAME] = self.strategy.to_config()
+        return resolved
 
 
 def load_config(path: str | os.PathLike) -> RunConfig:
@@ -404,18 +478,24 @@ def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".") 
         raise ConfigError(f"{source}: top level: expected a mapping of sections, got "
                           f"{'an empty file' if document is None else describe(document)}")
     names = [section.NAME for section in SECTIONS]
-    check.unknown_keys(document, (names[0], "family", "params", *names[1:]), "")
+    check.unknown_keys(document, (names[0], "family", "params", *names[1:],
+                                  StrategySection.NAME), "")
     run = RunSection.parse(check, document)
     family_spec = document.get("family")
     family = _parse_family(check, family_spec, base_dir)
     params = _parse_params(check, document.get("params"), family)
     sections = {section.NAME: section.parse(check, document) for section in SECTIONS[1:]}
+    strategy = None
     if not check.problems:
-        _check_games_at_once(check, params, sections)
+        strategy = StrategySection.parse(check, document, sections["evaluation"])
+    if strategy is not None and not check.problems:
+        strategy.cross_check(check, sections)
+    if not check.problems:
+        _check_games_at_once(check, params, sections, strategy)
     if check.problems:
         raise ConfigError("\n".join(check.problems))
     return RunConfig(source=source, family=canonical_spec(family_spec, base_dir), params=params,
-                     run=run, **sections)
+                     run=run, strategy=strategy, **sections)
 
 
 def default_popsize(tuned: int) -> int:
@@ -423,20 +503,26 @@ def default_popsize(tuned: int) -> int:
     return int(4 + 3 * math.log(max(tuned, 1)))
 
 
-def _check_games_at_once(check: Checker, params: tuple[ParamSpec, ...], sections: dict) -> None:
+def _check_games_at_once(check: Checker, params: tuple[ParamSpec, ...], sections: dict,
+                         strategy: StrategySection) -> None:
     """Every game result of a generation, and of the final validation, is held until it is
     scored: refuse a config whose numbers would hold more than ``MAX_GAMES_AT_ONCE``, which
     would otherwise exhaust memory hours into a run."""
-    cmaes, games = sections["cmaes"], sections["evaluation"].games.most
+    cmaes = sections["cmaes"]
+    games = strategy.kind.most(sections["evaluation"].games.most, strategy.settings)
     if cmaes.popsize == AUTO:
         return _check_validation_at_once(check, sections["validation"])  # auto stays within
     tuned = sum(p.tuned for p in params)
-    # pycma's default population, 4 + 3 ln(n); every restart doubles it
-    popsize = cmaes.popsize or default_popsize(tuned)
+    # pycma's default population, 4 + 3 ln(n), times the strategy's; every restart doubles it
+    scale = strategy.kind.scale(strategy.settings)
+    base = cmaes.popsize or default_popsize(tuned)
+    popsize = base * scale
     largest = popsize * 2**cmaes.restarts
     if largest * games > MAX_GAMES_AT_ONCE:
-        population = (f"popsize {popsize:,}" if cmaes.popsize else
-                      f"pycma's default popsize of {popsize:,}") + (
+        population = (
+            f"a population of {popsize:,} ({scale} x {base:,}, strategy {strategy.name})"
+            if scale > 1 else f"popsize {popsize:,}" if cmaes.popsize else
+            f"pycma's default popsize of {popsize:,}") + (
             f", doubled by {cmaes.restarts} restart{'s' if cmaes.restarts > 1 else ''} to "
             f"{largest:,}" if cmaes.restarts else "")
         check.problem("cmaes.popsize" if cmaes.popsize else "evaluation.games",
@@ -576,6 +662,14 @@ def changed_keys(old: dict, new: dict, prefix: str = "") -> list[str]:
         elif a != b:
             changed.append(path)
     return changed
+
+
+def value_at(resolved: dict, path: str) -> Any:
+    """The value at a key path of ``changed_keys`` (None where it is not set)."""
+    value: Any = resolved
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
 
 
 def is_address(address: object) -> bool:

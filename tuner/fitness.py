@@ -4,7 +4,8 @@ Every fitness lives in ``FITNESSES``, by its config name, with the ``evaluation`
 and how two estimates of it pool (a candidate played twice, on the generation's seeds and again
 on fresh ones). Adding a fitness is one entry there.
 
-CMA-ES minimises, so ``tuner.strategy`` negates fitness when it tells CMA-ES: in that one place.
+CMA-ES minimises, so each strategy (``tuner.strategies``) negates fitness where it tells its
+optimiser.
 """
 
 from __future__ import annotations

@@ -25,11 +25,12 @@ from engine.atomic import atomic_write, remove_stale_temp_files
 from engine.families import get_family
 from engine.families.registry import family_source_digest
 from engine.heuristic import HeuristicError
-from engine.solver import PlayerSpec
+from engine.solver import GameResult, PlayerSpec
 from engine.stats import Z95, counted, readable, summarize
 from engine.weights_file import WeightsFile, write_weights
 from tuner import checkpoint as ckpt
 from tuner import interrupts
+from tuner.budget import AdaptiveGames, Budget
 from tuner.checkpoint import Candidate, RunState
 from tuner.config import AUTO, MAX_GAMES_AT_ONCE, MAX_POPSIZE, RunConfig, default_popsize
 from tuner.errors import CheckpointError, ConfigError
@@ -39,11 +40,28 @@ from tuner.progress import GameBar
 from tuner.schedule import GenerationGames, auto_popsize
 from tuner.seeds import reevaluation_seeds, training_seeds, validation_seeds
 from tuner.space import SearchSpace
-from tuner.strategy import SearchStrategy, StrategyStateError, restore_strategy, strategy_for
+from tuner.strategies import Strategy, StrategyStateError, restore_strategy, strategy_for
 
 log = logging.getLogger(__name__)
 
 CMA_STOP_PREFIX = "cma-es termination: "  # RunState.cma_stop: this, then pycma's criteria
+
+
+@dataclass
+class Spent:
+    """What a generation's training games cost: games, CPU-seconds (``cluster.csv``), and
+    positions evaluated by their searches (``history.csv``'s ``positions``: the same on every
+    machine, and fair between weights that play longer or shorter games)."""
+
+    games: int = 0
+    seconds: float = 0.0
+    positions: int = 0
+
+    def add(self, results: list[list[GameResult]]) -> None:
+        for games in results:
+            self.games += len(games)
+            self.seconds += sum(r.seconds for r in games)
+            self.positions += sum(r.moves_evaluated for r in games)
 
 
 @dataclass(frozen=True)
@@ -63,7 +81,7 @@ class TuningRun:
     """A run in a directory: create it fresh with ``start`` or continue it with ``resume``."""
 
     def __init__(self, config: RunConfig, run_dir: Path, state: RunState,
-                 strategy: SearchStrategy, progress: bool = True,
+                 strategy: Strategy | None, progress: bool = True,
                  place: Callable[[], Path] | None = None):
         self.config = config
         self.run_dir = run_dir
@@ -80,7 +98,7 @@ class TuningRun:
 
     @classmethod
     def start(cls, config: RunConfig, run_dir: Path, progress: bool = True,
-              strategy: SearchStrategy | None = None,
+              strategy: Strategy | None = None,
               place: Callable[[], Path] | None = None) -> TuningRun:
         """A fresh run in ``run_dir``, with the strategy the config asks for unless one is
         given. ``place``: called once the first checkpoint is written, it moves the run to its
@@ -116,7 +134,7 @@ class TuningRun:
             state.config = config.resolved()
             ckpt.write_config(run_dir, state.config)
         try:
-            strategy = restore_strategy(state.strategy)
+            strategy = restore_strategy(state.strategy, config)
         except StrategyStateError as err:
             raise CheckpointError(f"{run_dir / ckpt.CHECKPOINT_FILE}: {err}") from None
         return cls(config, run_dir, state, strategy, progress)
@@ -153,11 +171,13 @@ class TuningRun:
         auto_popsize``), chosen once, before the first generation, and written into the run's
         config, so that the run, resumed on any cluster, goes on with it."""
         c = self.config
+        scale = c.strategy.kind.scale(c.strategy.settings)  # candidates per cmaes.popsize
         smallest = default_popsize(len(c.tuned))
-        largest = min(MAX_POPSIZE, MAX_GAMES_AT_ONCE // (c.evaluation.games.most
-                                                         * 2**c.cmaes.restarts))
-        popsize = auto_popsize(cpus, c.search.depth, c.evaluation.games.most, smallest,
-                               max(smallest, largest))
+        largest = max(smallest, min(MAX_POPSIZE, MAX_GAMES_AT_ONCE // (
+            c.most_games * 2**c.cmaes.restarts)) // scale)
+        candidates = auto_popsize(cpus, c.search.depth, c.most_games, smallest * scale,
+                                  largest * scale)
+        popsize = math.ceil(candidates / scale)
         self.config = c.with_popsize(popsize)
         self.state.config = self.config.resolved()
         ckpt.write_config(self.run_dir, self.state.config)
@@ -223,14 +243,13 @@ class TuningRun:
     def bar(self, what: str, total: int, up_to: bool = False) -> GameBar:
         return GameBar(what, total, up_to=up_to, enabled=self.progress, file=self.progress_file)
 
-    def generation_bar(self, generation: int, candidates: int) -> GameBar:
+    def generation_bar(self, generation: int, candidates: int, budget: Budget) -> GameBar:
         """One bar for all of a generation's games; under a race, its total is every candidate
         at ``max`` games (``tuner.progress``)."""
-        evaluation = self.config.evaluation
-        racing = evaluation.games.first != evaluation.games.most
-        reevaluated = min(evaluation.reevaluate_best, candidates)
+        racing = budget.first != budget.most
+        reevaluated = min(self.config.evaluation.reevaluate_best, candidates)
         return self.bar(self.generation_label(generation) + (", round 1" if racing else ""),
-                        (candidates + reevaluated) * evaluation.games.most, up_to=racing)
+                        (candidates + reevaluated) * budget.most, up_to=racing)
 
     def generation_label(self, generation: int) -> str:
         limit = self.config.cmaes.max_generations
@@ -241,13 +260,14 @@ class TuningRun:
         return score_fitness(results, evaluation.fitness, **evaluation.fitness_options)
 
     def play_generation(self, weight_sets: list[dict[str, float]], generation: int,
-                        bar: GameBar):
+                        budget: Budget, bar: GameBar):
         """Every candidate's games and fitness under the budget: the first games for everyone,
         then rounds for the candidates the budget says are undecided, each on its next seeds
         (``tuner.schedule.GenerationGames``, dispatched as ``ray.dispatch`` says)."""
-        budget = self.config.evaluation.games
         seeds = training_seeds(self.config.run.seed, generation, budget.most)
-        schedule = GenerationGames(len(weight_sets), seeds, budget, self.strategy.rank_weights(),
+        racing = isinstance(budget, AdaptiveGames)
+        schedule = GenerationGames(len(weight_sets), seeds, budget,
+                                   self.strategy.rank_weights() if racing else [],
                                    self.fitness, self.config.ray.dispatch)
         jobs = [Job(i, self.spec(w), tuple(seeds)) for i, w in enumerate(weight_sets)]
         rounds = 1
@@ -262,27 +282,26 @@ class TuningRun:
         results = self.evaluator.run(jobs, schedule, progress)
         return results, schedule.fits
 
-    def play_and_score(self, weight_sets: list[dict[str, float]], generation: int):
+    def play_and_score(self, weight_sets: list[dict[str, float]], generation: int,
+                       budget: Budget, spent: Spent):
         """A generation's games and fitness, with the re-evaluation of its best if the config
-        asks for it: results, fits, the games played and their CPU-seconds."""
+        asks for it: results and fits; what the games cost goes to ``spent``."""
         c = self.config
-        with self.generation_bar(generation, len(weight_sets)) as bar:
-            results, fits = self.play_generation(weight_sets, generation, bar)
-            games = sum(len(r) for r in results)
-            game_seconds = sum(r.seconds for rs in results for r in rs)
+        with self.generation_bar(generation, len(weight_sets), budget) as bar:
+            results, fits = self.play_generation(weight_sets, generation, budget, bar)
+            spent.add(results)
             if c.evaluation.reevaluate_best:  # fixed games only (config)
                 best_first = sorted(range(len(weight_sets)), key=lambda i: -fits[i].value)
                 top = best_first[: c.evaluation.reevaluate_best]
-                count = c.evaluation.games.most
+                count = budget.most
                 again = self.play([weight_sets[i] for i in top],
                                   [reevaluation_seeds(c.run.seed, generation, count)] * len(top),
                                   bar)
                 pool = FITNESSES[c.evaluation.fitness].pool
                 for i, r in zip(top, again):
                     fits[i] = pool(results[i], r, **c.evaluation.fitness_options)
-                games += len(top) * count
-                game_seconds += sum(r.seconds for rs in again for r in rs)
-        return results, fits, games, game_seconds
+                spent.add(again)
+        return results, fits
 
     def weights_refused(self, weight_sets: list[dict[str, float]], generation: int,
                         refused: HeuristicError) -> ConfigError:
@@ -308,9 +327,11 @@ class TuningRun:
         started = time.perf_counter()
         generation = s.generation + 1
         xs = self.strategy.ask()
+        budget = self.strategy.budget()
         weight_sets = [self.space.weights(x) for x in xs]
+        spent = Spent()
         try:
-            results, fits, games, game_seconds = self.play_and_score(weight_sets, generation)
+            results, fits = self.play_and_score(weight_sets, generation, budget, spent)
         except HeuristicError as refused:  # where a player was built: a worker, or here
             raise self.weights_refused(weight_sets, generation, refused) from None
         played = [len(r) for r in results]
@@ -319,12 +340,14 @@ class TuningRun:
                       generation, i, readable(f.value), readable(Z95 * f.stderr),
                       counted(f.games, "game"), w)
         self.strategy.tell(xs, [f.value for f in fits])
+        if looked_at := self.strategy.second_look():
+            self.second_look(weight_sets, looked_at, generation, budget.most, spent)
         # the strategy that produced this generation, before an IPOP restart replaces it
         diagnostics = self.strategy.diagnostics()
         cma_stop = self.strategy.termination()
 
         s.generation = generation
-        s.games += games
+        s.games += spent.games
         s.evaluations += len(xs)
         s.seconds += time.perf_counter() - started
         if cma_stop:
@@ -346,20 +369,35 @@ class TuningRun:
             "games_min": min(played),
             "games_mean": statistics.fmean(played),
             "games_max": max(played),
-            "games_saved": len(xs) * c.evaluation.games.most - sum(played),
+            "games_saved": len(xs) * budget.most - sum(played),
+            "positions": spent.positions,
         }
         row.update({f"best_{k}": v for k, v in weight_sets[order[0]].items()
                     if k in {p.name for p in c.tuned}})
         if c.validation.every and generation % c.validation.every == 0:
             row.update(self.validate_best_guess())
-        machines = self.machine_row(generation, game_seconds, started)
+        machines = self.machine_row(generation, spent.seconds, started)
         with interrupts.deferred():
             s.history.append(row)
             s.cluster = (*s.cluster, machines)
             s.strategy = self.strategy.dumps()
             self.write_best_so_far()
             self.checkpoint()
-            self.log_generation(row, machines, games, time.perf_counter() - started)
+            self.log_generation(row, machines, spent.games, time.perf_counter() - started,
+                                racing=budget.first != budget.most)
+
+    def second_look(self, weight_sets: list[dict[str, float]], looked_at: list[int],
+                    generation: int, count: int, spent: Spent) -> None:
+        """The candidates the strategy looks at again, on the generation's re-evaluation seeds
+        (never a training or validation seed), ``count`` games each; their fitness goes back to
+        the strategy, what their games cost to ``spent``."""
+        seeds = reevaluation_seeds(self.config.run.seed, generation, count)
+        with self.bar(f"{self.generation_label(generation)}: second look",
+                      len(looked_at) * count) as bar:
+            results = self.play([weight_sets[i] for i in looked_at], [seeds] * len(looked_at),
+                                bar)
+        self.strategy.looked_again([self.fitness(r).value for r in results])
+        spent.add(results)
 
     def machine_row(self, generation: int, game_seconds: float, started: float) -> dict:
         """What the machines did for ``generation`` (``cluster.csv``): the CPUs available at
@@ -413,7 +451,8 @@ class TuningRun:
             WeightsFile(self.config.family, weights, self.config.search.depth, provenance),
         )
 
-    def log_generation(self, row: dict, machines: dict, games: int, seconds: float) -> None:
+    def log_generation(self, row: dict, machines: dict, games: int, seconds: float,
+                       racing: bool) -> None:
         """One line per generation; its +/- is a 95% confidence interval, as everywhere a
         person reads one (``history.csv`` keeps the standard error). It gives the CPUs and
         the share of their time spent on training games (``cluster.csv``)."""
@@ -428,7 +467,7 @@ class TuningRun:
         eta = _clock(min(remaining)) if remaining else "?"
         noise = "  (differences within noise)" if row["within_noise"] else ""
         spent = ""
-        if c.evaluation.games.first != c.evaluation.games.most:
+        if racing:
             spent = (f"  games {row['games_min']:,}-{row['games_max']:,} per candidate (mean "
                      f"{row['games_mean']:,.0f}, {row['games_saved']:,} saved)")
         validated = ""

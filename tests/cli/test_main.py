@@ -72,7 +72,7 @@ def test_every_error_class_carries_its_exit_code():
     from engine.weights_file import WeightsFileError
     from tuner.errors import CheckpointError, ConfigError, EvaluationError
     from tuner.ray_session import ClusterConnectionError
-    from tuner.strategy import StrategyStateError
+    from tuner.strategies import StrategyStateError
 
     for error in (BoardError, ExportError, FamilyNotFound, HeuristicError, FamilyCheckError,
                   WeightsFileError, CheckpointError, ConfigError, StrategyStateError, UsageError):

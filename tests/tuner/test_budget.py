@@ -10,7 +10,7 @@ import pytest
 
 from tuner.budget import AdaptiveGames, FixedGames, undecided
 from tuner.fitness import Fitness
-from tuner.strategy import CMAES
+from tuner.strategies.pycma_es import CMAES
 
 # pycma's recombination weights for 6 candidates (3 positive, 3 negative: active CMA)
 WEIGHTS = CMAES([0.5, 0.5], 0.3, 6, seed=0, restarts=0).rank_weights()

@@ -10,7 +10,7 @@ from tuner.errors import EvaluationError
 from tuner.evaluation import Job, RayEvaluator, SerialEvaluator
 from tuner.fitness import score_fitness
 from tuner.schedule import DISPATCHES, GenerationGames
-from tuner.strategy import CMAES
+from tuner.strategies.pycma_es import CMAES
 
 CLASSIC = PlayerSpec("classic", {"lost_penalty": 200000.0, "monotonicity_power": 4.0,
                                  "monotonicity_weight": 47.0, "sum_power": 3.5,

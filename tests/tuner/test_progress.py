@@ -92,7 +92,7 @@ def test_without_matplotlib_the_strategy_imports_pycma_without_a_warning():
     # the condition a user without the plot extra is in: pycma itself warns in it...
     assert "Could not import matplotlib" in python(WITHOUT_MATPLOTLIB + "import cma").stderr
     # ...and tune2048 does not pass the warning on
-    assert python(WITHOUT_MATPLOTLIB + "import tuner.strategy").stderr == ""
+    assert python(WITHOUT_MATPLOTLIB + "import tuner.strategies").stderr == ""
 
 
 # ---- the progress bars ---------------------------------------------------------------------------

@@ -331,8 +331,9 @@ def test_adaptive_games_go_to_the_candidates_whose_rank_is_undecided(tmp_path):
     run.evaluator = ScriptedEvaluator(spread)
     weight_sets = [{**run.space.weights(run.space.initial()), "merges_weight": level}
                    for level in spread]
-    with run.generation_bar(1, len(weight_sets)) as bar:
-        results, fits = run.play_generation(weight_sets, 1, bar)
+    budget = run.strategy.budget()
+    with run.generation_bar(1, len(weight_sets), budget) as bar:
+        results, fits = run.play_generation(weight_sets, 1, budget, bar)
     played = run.evaluator.played
     assert [len(r) for r in results] == [played[level] for level in spread]
     assert played[3000.0] == played[3100.0] == 64

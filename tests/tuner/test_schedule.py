@@ -15,7 +15,7 @@ from tuner.budget import AdaptiveGames, FixedGames
 from tuner.fitness import score_fitness
 from tuner.schedule import AllGames, GenerationGames, Unit, UnitSize
 from tuner.schedule import drive as drive_on_pool
-from tuner.strategy import CMAES
+from tuner.strategies.pycma_es import CMAES
 
 WEIGHTS = CMAES([0.5, 0.5], 0.3, 8, seed=0, restarts=0).rank_weights()
 SEEDS = list(range(1000, 1512))

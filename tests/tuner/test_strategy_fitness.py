@@ -9,7 +9,7 @@ import pytest
 
 from engine.solver import GameResult
 from tuner.fitness import Fitness, pooled, score_fitness, within_noise
-from tuner.strategy import CMAES
+from tuner.strategies.pycma_es import CMAES
 
 
 def sphere_fitness(x) -> float:

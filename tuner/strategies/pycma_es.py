@@ -1,0 +1,197 @@
+"""pycma's CMA-ES, and the strategies that drive it with a games budget (fixed, racing, population).
+
+``CMAES`` is CMA-ES over the normalised [0, 1] box, with IPOP restarts. It holds no hidden state:
+its normal samples come from a ``numpy`` Generator owned by the ES object itself (pycma's
+``randn`` option), so pickling the ES captures its random state and a resumed run draws exactly
+the candidates an uninterrupted run would. ``WithGames`` is a strategy: a ``CMAES`` and the games
+each candidate plays.
+"""
+
+from __future__ import annotations
+
+import pickle
+import warnings
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+with warnings.catch_warnings():
+    # pycma warns at import when matplotlib is missing (it is our optional plot extra), about
+    # plotting of its own that we never use
+    warnings.filterwarnings("ignore", "Could not import matplotlib", UserWarning, r"cma\.")
+    import cma
+
+from tuner.budget import Budget
+from tuner.strategies.base import StrategyStateError, envelope, unreadable
+
+if TYPE_CHECKING:
+    from tuner.config import RunConfig
+    from tuner.space import SearchSpace
+
+
+class SeededNormal:
+    """pycma's ``randn(lam, N)`` drawn from a private, picklable Generator."""
+
+    def __init__(self, seed: int):
+        self.rng = np.random.default_rng(seed)
+
+    def __call__(self, *shape: int) -> np.ndarray:
+        return self.rng.standard_normal(shape)
+
+
+class CMAES:
+    """CMA-ES that maximises: ``tell`` takes fitness (higher is better) and negates it once."""
+
+    def __init__(self, x0, sigma0: float, popsize: int | None, seed: int, restarts: int):
+        self.x0 = np.asarray(x0, dtype=np.float64)
+        self.sigma0 = sigma0
+        self.seed = seed
+        self.restarts_left = restarts
+        self.restart = 0
+        self.popsize = popsize
+        self.es = self._new_es()
+
+    def _new_es(self) -> cma.CMAEvolutionStrategy:
+        options = {
+            "bounds": [0.0, 1.0],
+            "seed": np.nan,  # pycma leaves numpy's global state alone
+            "randn": SeededNormal([self.seed, self.restart]),
+            "verbose": -9,
+        }
+        if self.popsize is not None:
+            options["popsize"] = self.popsize
+        es = cma.CMAEvolutionStrategy(self.x0, self.sigma0, options)
+        self.popsize = es.popsize
+        return es
+
+    def ask(self) -> list[np.ndarray]:
+        return [np.asarray(x) for x in self.es.ask()]
+
+    def tell(self, xs: list[np.ndarray], fitness: list[float]) -> None:
+        self.es.tell(xs, [-f for f in fitness])  # pycma minimises
+
+    def rank_weights(self) -> list[float]:
+        """pycma's recombination weights: positive for the best half (the mean and the
+        covariance), negative for the rest (active CMA: the covariance only)."""
+        return [float(w) for w in self.es.sp.weights]
+
+    def diagnostics(self) -> dict[str, float]:
+        return {"sigma": self.sigma, "restart": self.restart}
+
+    def termination(self) -> dict | None:
+        """pycma's own stop criteria; restarts with a doubled population while restarts are left.
+
+        Returns the criteria that ended the run, or None while it goes on.
+        """
+        stop = dict(self.es.stop())
+        if not stop:
+            return None
+        if self.restarts_left > 0:
+            self.restarts_left -= 1
+            self.restart += 1
+            self.popsize *= 2
+            self.es = self._new_es()
+            return None
+        return stop
+
+    @property
+    def sigma(self) -> float:
+        return float(self.es.sigma)
+
+    @property
+    def mean(self) -> np.ndarray:
+        """The distribution mean, mapped into the bounds: CMA-ES's best guess of the optimum.
+
+        (``es.mean`` lives in pycma's unbounded internal space; ``result.xfavorite`` is the point
+        candidates are actually evaluated at.)
+        """
+        return np.asarray(self.es.result.xfavorite, dtype=np.float64).copy()
+
+    def dumps(self) -> bytes:
+        """The state pickled inside an envelope of plain types that names the libraries which
+        wrote it: pycma's and numpy's pickles load only under versions close to theirs."""
+        es = self.es
+        self.es = None
+        try:
+            state = pickle.dumps({"strategy": self, "es": es.pickle_dumps()})
+        finally:
+            self.es = es
+        return pickle.dumps({"libraries": libraries(), "state": state})
+
+    @staticmethod
+    def loads(data: bytes) -> CMAES:
+        """Raises ``StrategyStateError`` when the state cannot be read here."""
+        written_with = None
+        try:
+            state = pickle.loads(data)
+            if "libraries" in state:  # else the envelope-less layout of tune2048 0.1.0
+                written_with = state["libraries"]
+                state = pickle.loads(state["state"])
+            strategy = state["strategy"]
+            strategy.es = pickle.loads(state["es"])
+        except Exception as err:  # noqa: BLE001 - a foreign pickle can raise almost anything
+            raise StrategyStateError(unreadable("CMA-ES", written_with, libraries(), err)) from None
+        return strategy
+
+
+def libraries() -> dict[str, str]:
+    """The versions of the libraries whose objects ``CMAES``'s state pickles."""
+    return {"cma": cma.__version__.split()[0], "numpy": np.__version__}
+
+
+def cmaes_for(config: RunConfig, space: SearchSpace, popsize: int | None = None) -> CMAES:
+    """pycma's CMA-ES at the config's start, with ``popsize`` candidates if given, else the
+    config's (pycma's default where it names none)."""
+    c = config.cmaes
+    return CMAES(space.initial(), c.sigma0, popsize or c.popsize, config.run.seed, c.restarts)
+
+
+class WithGames:
+    """A strategy of CMA-ES and a games budget: every generation's candidates play ``games``
+    (``tuner.budget``), and CMA-ES learns from their fitness."""
+
+    def __init__(self, name: str, cma_es: CMAES, games: Budget):
+        self.name = name
+        self.cma_es = cma_es
+        self.games = games
+
+    @property
+    def popsize(self) -> int:
+        return self.cma_es.popsize
+
+    def ask(self) -> list[np.ndarray]:
+        return self.cma_es.ask()
+
+    def budget(self) -> Budget:
+        return self.games
+
+    def rank_weights(self) -> list[float]:
+        return self.cma_es.rank_weights()
+
+    def tell(self, xs: list[np.ndarray], fitness: list[float]) -> None:
+        self.cma_es.tell(xs, fitness)
+
+    def second_look(self) -> list[int]:
+        return []
+
+    def looked_again(self, fitness: list[float]) -> None:
+        raise AssertionError("no second look was asked for")
+
+    def termination(self) -> dict | None:
+        return self.cma_es.termination()
+
+    @property
+    def mean(self) -> np.ndarray:
+        return self.cma_es.mean
+
+    def diagnostics(self) -> dict[str, float]:
+        return self.cma_es.diagnostics()
+
+    def dumps(self) -> bytes:
+        return envelope(self.name, libraries(), pickle.dumps(
+            {"name": self.name, "games": self.games, "cma_es": self.cma_es.dumps()}))
+
+    @staticmethod
+    def loads(state: bytes) -> WithGames:
+        parts = pickle.loads(state)
+        return WithGames(parts["name"], CMAES.loads(parts["cma_es"]), parts["games"])

@@ -1,0 +1,17 @@
+"""``racing``: every candidate plays ``evaluation.games``' ``min``, and the candidates whose rank
+is still undecided play more, up to ``max`` (the race: ``tuner.budget.AdaptiveGames``)."""
+
+from __future__ import annotations
+
+from tuner.strategies.base import StrategyKind
+from tuner.strategies.pycma_es import WithGames, cmaes_for
+
+KIND = StrategyKind(
+    name="racing",
+    summary="CMA-ES; candidates whose rank is undecided play more games (evaluation.games: "
+            "{min, max})",
+    games="race",
+    create=lambda config, space: WithGames("racing", cmaes_for(config, space),
+                                           config.evaluation.games),
+    load=WithGames.loads,
+)
