@@ -18,6 +18,11 @@ os.environ["RAY_AUTH_MODE"] = "token"
 os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
 os.environ.pop("RAY_AUTH_TOKEN_PATH", None)
 
+# The suite runs with Python's own Ctrl-C handler, which the signal tests start from, even where
+# it was started with Ctrl-C ignored (a shell's background job), which Python then leaves so.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 # ---- `tune` in a subprocess, with a stand-in for Ray ----------------------------------------------
 

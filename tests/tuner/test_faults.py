@@ -363,7 +363,9 @@ checkpoint.encode_state = encode_state
 """ + TUNE_MAIN
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+# SIGINT only: both signals take the same path through tuner.interrupts (whose own tests hold
+# both back), and each costs this test a run with Ray
+@pytest.mark.parametrize("sig", [signal.SIGINT])
 def test_a_signal_while_a_generation_is_written_waits_for_its_checkpoint(tmp_path, reference, sig):
     config = write_config(tmp_path)
     run_dir = tmp_path / "runs" / "faults"
