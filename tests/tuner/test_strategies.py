@@ -105,7 +105,9 @@ def test_uncertainty_handling_plays_more_games_where_noise_decides_the_ranks(tmp
     clean = TuningRun.start(config, config.run_dir, progress=False).run(NoisyEvaluator(False))
     noisy_games = [row["games_per_candidate"] for row in noisy.history]
     clean_games = [row["games_per_candidate"] for row in clean.history]
-    assert noisy_games[-1] > 4 > clean_games[-1] >= 2  # evaluation.games is 4
+    assert noisy_games[0] == clean_games[0] == 4  # evaluation.games
+    assert noisy_games[-1] > 4 > clean_games[-1] >= 2
+    assert [row["games_mean"] for row in noisy.history] == noisy_games  # as played
     assert noisy.history[-1]["noise"] > 0 > clean.history[-1]["noise"]
     # the second looks are training games: counted, on seeds of their own
     assert noisy.games > sum(row["games_mean"] * row["popsize"] for row in noisy.history)

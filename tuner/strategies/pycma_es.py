@@ -188,10 +188,17 @@ class WithGames:
         return self.cma_es.diagnostics()
 
     def dumps(self) -> bytes:
-        return envelope(self.name, libraries(), pickle.dumps(
-            {"name": self.name, "games": self.games, "cma_es": self.cma_es.dumps()}))
+        """The strategy pickled with its CMA-ES apart, in ``CMAES.dumps``' own envelope."""
+        cma_es, self.cma_es = self.cma_es, None
+        try:
+            state = pickle.dumps({"strategy": self, "cma_es": cma_es.dumps()})
+        finally:
+            self.cma_es = cma_es
+        return envelope(self.name, libraries(), state)
 
     @staticmethod
     def loads(state: bytes) -> WithGames:
         parts = pickle.loads(state)
-        return WithGames(parts["name"], CMAES.loads(parts["cma_es"]), parts["games"])
+        strategy = parts["strategy"]
+        strategy.cma_es = CMAES.loads(parts["cma_es"])
+        return strategy

@@ -13,13 +13,11 @@ from a Generator that the checkpoint keeps.
 
 from __future__ import annotations
 
-import pickle
-
 import numpy as np
 
 from tuner.budget import FixedGames
-from tuner.strategies.base import StrategyKind, envelope
-from tuner.strategies.pycma_es import CMAES, cma, cmaes_for, libraries
+from tuner.strategies.base import StrategyKind
+from tuner.strategies.pycma_es import CMAES, WithGames, cma, cmaes_for
 
 MAX_GAMES = 100_000  # as evaluation.games
 
@@ -44,32 +42,21 @@ class _Handler(cma.NoiseHandler):
         return np.asarray(list(range(first)) + list(best_of_rest[: count - first]))
 
 
-class UncertaintyHandling:
+class UncertaintyHandling(WithGames):
     """CMA-ES whose step size and games per candidate follow the measured rank noise."""
 
-    name = "uh-cma-es"
-
     def __init__(self, cma_es: CMAES, handler: _Handler):
-        self.cma_es = cma_es
+        super().__init__("uh-cma-es", cma_es, FixedGames(int(handler.evaluations)))
         self.handler = handler
         self._minimised: list[float] = []  # the generation just told, as pycma ranks it
         self._looked_at: list[int] = []
 
-    @property
-    def popsize(self) -> int:
-        return self.cma_es.popsize
-
-    def ask(self) -> list[np.ndarray]:
-        return self.cma_es.ask()
-
     def budget(self) -> FixedGames:
         return FixedGames(max(self.handler.minevals, int(self.handler.evaluations)))
 
-    def rank_weights(self) -> list[float]:
-        return self.cma_es.rank_weights()
-
     def tell(self, xs: list[np.ndarray], fitness: list[float]) -> None:
-        self.cma_es.tell(xs, fitness)
+        self.games = self.budget()  # what this generation played, before the second look
+        super().tell(xs, fitness)
         self._minimised = [-f for f in fitness]
 
     def second_look(self) -> list[int]:
@@ -88,33 +75,11 @@ class UncertaintyHandling:
         h.update_measure()
         self.cma_es.es.sigma *= h.treat()
 
-    def termination(self) -> dict | None:
-        return self.cma_es.termination()
-
-    @property
-    def mean(self) -> np.ndarray:
-        return self.cma_es.mean
-
     def diagnostics(self) -> dict[str, float]:
         """CMA-ES's, the measured noise (above 0: the ranks moved more than without noise) and
         the games per candidate of the generation just told."""
-        return {**self.cma_es.diagnostics(), "noise": float(self.handler.noiseS),
-                "games_per_candidate": self.budget().games}
-
-    def dumps(self) -> bytes:
-        cma_es, self.cma_es = self.cma_es, None
-        try:
-            state = pickle.dumps({"strategy": self, "cma_es": cma_es.dumps()})
-        finally:
-            self.cma_es = cma_es
-        return envelope(self.name, libraries(), state)
-
-    @staticmethod
-    def loads(state: bytes) -> UncertaintyHandling:
-        parts = pickle.loads(state)
-        strategy = parts["strategy"]
-        strategy.cma_es = CMAES.loads(parts["cma_es"])
-        return strategy
+        return {**super().diagnostics(), "noise": float(self.handler.noiseS),
+                "games_per_candidate": self.games.games}
 
 
 def read(check, section, games) -> dict:
