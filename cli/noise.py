@@ -1,5 +1,6 @@
-"""``tune noise --config FILE``: measure fitness noise at a config's initial point before
-spending hours, and recommend games per candidate (``tuner.noise``)."""
+"""``tune noise --config FILE``: measure fitness noise at a config's initial point and in its
+first generation before spending hours, and say what it means for the games per candidate and
+the strategy (``tuner.noise``)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import argparse
 import dataclasses
 
 from cli.options import MAX_GAMES, UsageError, check_int, check_ray, ray_options
+from engine.echo import shorten
 from tuner.config import load_config
 
 
@@ -14,12 +16,17 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
     parser = subparsers.add_parser(
         "noise",
         parents=[common, ray_options("the config's, or all cores")],
-        help="measure fitness noise at a config's initial point; recommend games per candidate",
-        description="Play a config's initial weights and say how noisy its fitness is.",
+        help="measure fitness noise; recommend games per candidate and say how reliable ranks are",
+        description=("Play a config's initial weights and its first generation, and say how "
+                     "noisy its fitness is and how reliably its games rank the candidates."),
     )
     parser.add_argument("--config", metavar="FILE", help="run config (required)")
     parser.add_argument("--games", type=int, default=200, metavar="N",
-                        help=f"games to play, 2 to {MAX_GAMES:,} (default 200)")
+                        help=f"games of the initial point, 2 to {MAX_GAMES:,} (default 200)")
+    parser.add_argument("--generation-games", type=int, metavar="N",
+                        help=("games each candidate of the first generation plays, 2 to "
+                              f"{MAX_GAMES:,}, or 0 to skip it (default: the config's games per "
+                              "candidate, the least under racing)"))
     parser.add_argument("--target", type=float, default=0.02,
                         help="target standard error relative to the mean (default 0.02)")
     parser.set_defaults(handler=handle)
@@ -27,6 +34,9 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     check_int("--games", args.games, 2, MAX_GAMES)
+    if args.generation_games not in (None, 0) and not 2 <= args.generation_games <= MAX_GAMES:
+        raise UsageError(f"--generation-games must be 0 (skip) or from 2 to {MAX_GAMES:,}, got "
+                         f"{shorten(str(args.generation_games))}")
     check_ray(args)
     if not 0 < args.target < 1:  # also refuses NaN
         raise UsageError(f"--target must be in (0, 1), got {args.target}")
@@ -37,6 +47,9 @@ def handle(args: argparse.Namespace) -> int:
 
     ray = dataclasses.replace(config.ray, workers=args.workers or config.ray.workers,
                               address=args.address or config.ray.address)
-    fit = noise.measure(config, args.games, ray)
-    print(noise.format_noise(config, fit, args.target))
+    generation_games = args.generation_games
+    if generation_games is None:  # what the run's first generation plays (a game alone: no spread)
+        generation_games = max(2, config.evaluation.games.first)
+    measured = noise.measure(config, args.games, generation_games, ray)
+    print(noise.format_noise(config, measured, args.target))
     return 0

@@ -77,6 +77,18 @@ class ValidationRow:
     reach: dict[int, float]
 
 
+def popsize_for(config: RunConfig, cpus: int) -> int:
+    """``cmaes.popsize`` as ``auto`` resolves it for ``cpus`` CPUs (``tuner.schedule.
+    auto_popsize``), in multiples of the strategy's own (a population strategy's ``factor``)."""
+    scale = config.strategy.kind.scale(config.strategy.settings)  # candidates per cmaes.popsize
+    smallest = default_popsize(len(config.tuned))
+    largest = max(smallest, min(MAX_POPSIZE, MAX_GAMES_AT_ONCE // (
+        config.most_games * 2**config.cmaes.restarts)) // scale)
+    candidates = auto_popsize(cpus, config.search.depth, config.most_games, smallest * scale,
+                              largest * scale)
+    return math.ceil(candidates / scale)
+
+
 class TuningRun:
     """A run in a directory: create it fresh with ``start`` or continue it with ``resume``."""
 
@@ -170,15 +182,8 @@ class TuningRun:
         """``cmaes.popsize: auto``: the population for ``cpus`` CPUs (``tuner.schedule.
         auto_popsize``), chosen once, before the first generation, and written into the run's
         config, so that the run, resumed on any cluster, goes on with it."""
-        c = self.config
-        scale = c.strategy.kind.scale(c.strategy.settings)  # candidates per cmaes.popsize
-        smallest = default_popsize(len(c.tuned))
-        largest = max(smallest, min(MAX_POPSIZE, MAX_GAMES_AT_ONCE // (
-            c.most_games * 2**c.cmaes.restarts)) // scale)
-        candidates = auto_popsize(cpus, c.search.depth, c.most_games, smallest * scale,
-                                  largest * scale)
-        popsize = math.ceil(candidates / scale)
-        self.config = c.with_popsize(popsize)
+        popsize = popsize_for(self.config, cpus)
+        self.config = self.config.with_popsize(popsize)
         self.state.config = self.config.resolved()
         ckpt.write_config(self.run_dir, self.state.config)
         self.strategy = strategy_for(self.config, self.space)

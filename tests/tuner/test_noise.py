@@ -1,16 +1,26 @@
-"""`tune noise`: the per-game spread at the initial point and the games it recommends."""
+"""`tune noise`: the per-game spread at the initial point and the games it recommends; how
+reliably the first generation's games rank its candidates, and what it says about strategies."""
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
 from cli.main import main
-from tuner.noise import recommend_games
+from tuner.fitness import Fitness
+from tuner.noise import (
+    Measured,
+    candidate_spread,
+    games_for_correlation,
+    rank_correlation,
+    recommend_games,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,11 +58,46 @@ def test_noise_command_measures_the_initial_point(tmp_path, games):
     assert configured == (["configured games per candidate"] if games == 24 else
                           ["configured games per candidate (min)",
                            "configured games per candidate (max)"])
+    # the first generation: quick.yaml's 6 candidates on the games the run gives each first
+    first = 24 if games == 24 else 8
+    assert lines["first generation (fixed)" if games == 24 else "first generation (racing)"
+                 ].split(": ", 1)[1].startswith(f"6 candidates x {first} games, mean ")
+    correlation = float(lines[f"rank correlation (measured against true fitness) at {first} "
+                              "games per candidate"].rsplit(":", 1)[1])
+    assert 0.0 <= correlation < 1.0
+    assert lines["ranks"].startswith("ranks: ")
+
+
+def test_the_generation_can_be_skipped_and_auto_popsize_is_resolved_for_the_cpus(tmp_path):
+    from tuner.config import parse_config
+    from tuner.run import popsize_for
+
+    document = yaml.safe_load((ROOT / "configs" / "quick.yaml").read_text())
+    document["search"]["depth"] = 0
+    document["cmaes"]["popsize"] = "auto"
+    path = tmp_path / "auto.yaml"
+    path.write_text(yaml.safe_dump(document))
+    command = [sys.executable, "-m", "cli", "noise", "--config", str(path), "--games", "20",
+               "--workers", "2"]
+    done = subprocess.run([*command, "--generation-games", "4"], capture_output=True, text=True,
+                          timeout=600, cwd=tmp_path, check=False)
+    assert done.returncode == 0, done.stderr
+    popsize = popsize_for(parse_config(document, "auto"), 2)
+    assert f"first generation (fixed): {popsize} candidates x 4 games" in done.stdout
+    skipped = subprocess.run([*command, "--generation-games", "0"], capture_output=True,
+                             text=True, timeout=600, cwd=tmp_path, check=False)
+    assert skipped.returncode == 0, skipped.stderr
+    assert "per-game spread" in skipped.stdout
+    assert "first generation" not in skipped.stdout and "ranks" not in skipped.stdout
 
 
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
+        (["--generation-games", "1"],
+         "--generation-games must be 0 (skip) or from 2 to 1,000,000, got 1"),
+        (["--generation-games", "-3"],
+         "--generation-games must be 0 (skip) or from 2 to 1,000,000, got -3"),
         (["--workers", "0"], "--workers must be from 1 to 4,096, got 0"),
         (["--games", "1"], "--games must be from 2 to 1,000,000, got 1"),
         (["--games", "10000000000"], "--games must be from 2 to 1,000,000, got 10000000000"),
@@ -73,11 +118,83 @@ def test_the_config_is_required(capsys):
 
 def test_the_measurement_reads_as_people_write_numbers_with_a_95_percent_interval():
     from tuner.config import parse_config
-    from tuner.fitness import Fitness
     from tuner.noise import format_noise
 
     config = parse_config(yaml.safe_load((ROOT / "configs" / "quick.yaml").read_text()), "quick")
-    text = format_noise(config, Fitness(33_820.0, 1_800.0, 200), 0.02)
+    text = format_noise(config, Measured(Fitness(33_820.0, 1_800.0, 200), (), 6), 0.02)
     assert "over 200 games: 33,820 +/- 3,528 (95% confidence interval)" in text  # 1.96 x 1,800
     assert "sd 25,456 = 0.75 x mean" in text  # 1,800 x sqrt(200)
     assert "e+" not in text
+
+
+# ---- the first generation: how reliably its games rank the candidates ------------------------
+
+def test_rank_correlation_is_what_sampled_candidates_show():
+    # candidates whose true fitness differs by sd 1,000, each measured on n games of per-game
+    # sd 20,000: the correlation of measured with true fitness over many generations
+    rng = np.random.default_rng(7)
+    spread, per_game_sd = 1_000.0, 20_000.0
+    for games in (16, 400, 4_000):
+        true = rng.normal(40_000.0, spread, size=(2_000, 12))
+        measured = true + rng.normal(0.0, per_game_sd / math.sqrt(games), size=true.shape)
+        sampled = np.mean([np.corrcoef(t, m)[0, 1] for t, m in zip(true, measured)])
+        assert rank_correlation(spread, per_game_sd, games) == pytest.approx(sampled, abs=0.03)
+
+
+def test_games_for_a_correlation_are_the_fewest_that_reach_it():
+    for spread, sd, target in [(1_000.0, 20_000.0, 0.9), (500.0, 25_000.0, 0.7),
+                               (3_000.0, 10_000.0, 0.5)]:
+        games = games_for_correlation(spread, sd, target)
+        assert rank_correlation(spread, sd, games) >= target
+        assert games == 1 or rank_correlation(spread, sd, games - 1) < target
+    # (sd / spread)^2 x r^2 / (1 - r^2) = 400 x 0.81 / 0.19 = 1,705.3: 1,706 games
+    assert games_for_correlation(1_000.0, 20_000.0, 0.9) == 1_706
+    assert games_for_correlation(0.0, 20_000.0, 0.9) is None
+    assert rank_correlation(0.0, 20_000.0, 100) == 0.0
+
+
+def test_the_spread_of_true_fitness_is_what_is_left_when_the_noise_is_taken_out():
+    rng = np.random.default_rng(11)
+    true = rng.normal(40_000.0, 2_000.0, size=4_000)
+    stderr = 20_000.0 / math.sqrt(64)
+    candidates = tuple(Fitness(float(v), stderr, 64) for v in true + rng.normal(
+        0.0, stderr, size=true.size))
+    assert candidate_spread(candidates) == pytest.approx(2_000.0, rel=0.05)
+    # measured values spread less than their noise says: no measurable difference
+    alike = tuple(Fitness(40_000.0 + d, 5_000.0, 16) for d in (-100.0, 0.0, 100.0))
+    assert candidate_spread(alike) == 0.0
+
+
+def generation(spread_of_values: float, stderr: float, games: int) -> tuple[Fitness, ...]:
+    values = 40_000.0 + spread_of_values * np.array([-1.5, -0.5, 0.5, 1.5]) / math.sqrt(5 / 3)
+    return tuple(Fitness(float(v), stderr, games) for v in values)
+
+
+@pytest.mark.parametrize(
+    ("spread_of_values", "verdict"),
+    [(60_000.0, ("ranks: reliable at the configured 24 games, now and once the step size has "
+                 "shrunk 4-fold")),
+     (12_000.0, ("ranks: reliable at the configured 24 games now, but not once the step size "
+                 "has shrunk: a strategy that adds games")),
+     (5_000.0, ("ranks: unreliable at the configured 24 games from the first generation: play "
+                "about ")),
+     (100.0, "ranks: the candidates do not differ measurably over 24 games each")],
+)
+def test_what_the_generation_says_about_games_and_strategies(spread_of_values, verdict):
+    from tuner.config import parse_config
+    from tuner.noise import format_noise
+
+    config = parse_config(yaml.safe_load((ROOT / "configs" / "quick.yaml").read_text()), "quick")
+    stderr = 20_000.0 / math.sqrt(24)  # about 4,082: the noise's share of the variance
+    measured = Measured(Fitness(40_000.0, 1_000.0, 400), generation(spread_of_values, stderr, 24),
+                        6)
+    text = format_noise(config, measured, 0.02)
+    assert "first generation (fixed): 4 candidates x 24 games, mean 40,000" in text
+    assert verdict in text
+    if "do not differ" not in verdict:
+        now, later = (int(text.split(key)[1].split()[0].replace(",", ""))
+                      for key in ("rank correlation of 0.9: ", "; at least "))
+        assert f"{now:,} now ({now * 6:,} games a generation of 6)" in text
+        assert later == 16 * now  # a quarter of the step size: candidates differ 4x less
+        assert (now <= 24) == ("unreliable" not in verdict)
+        assert (later <= 24) == ("now and once" in verdict)
