@@ -11,6 +11,10 @@ kernels.
 
 import importlib
 
+from engine.blas import pin_kernels
+
+pin_kernels()  # before anything loads numpy (engine.blas)
+
 _EXPORTS = {
     "Board": "engine.board",
     "BoardError": "engine.board",

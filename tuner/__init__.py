@@ -1,0 +1,6 @@
+"""The tuner: configs, strategies, evaluation, the run loop and its files.
+
+Importing it imports ``engine`` first, which pins OpenBLAS's kernels before numpy loads, so that
+CMA-ES computes the same candidates on every machine (``engine.blas``)."""
+
+import engine  # noqa: F401 - first, for engine.blas
