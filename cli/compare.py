@@ -11,6 +11,7 @@ from cli.options import (
     MAX_GAMES,
     UsageError,
     check_cutoff,
+    check_depth,
     check_int,
     check_ray,
     check_seed_range,
@@ -19,7 +20,7 @@ from cli.options import (
     trusted_families,
 )
 from engine import finite
-from engine.weights_file import MAX_DEPTH, read_weights
+from engine.weights_file import read_weights
 from tuner.compare import MIN_GAMES, build_report, format_report, labels_for
 from tuner.config import RaySection
 
@@ -50,7 +51,7 @@ def check_args(args: argparse.Namespace) -> None:
         raise UsageError(f"--games must be at least {MIN_GAMES} for a paired test, got "
                          f"{args.games}")
     check_int("--games", args.games, MIN_GAMES, MAX_GAMES)
-    check_int("--depth", args.depth, 0, MAX_DEPTH)
+    args.depth = check_depth(args.depth)
     check_cutoff(args.cutoff)
     check_seed_range(args.seed, args.games)
     check_ray(args)

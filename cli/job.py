@@ -56,7 +56,7 @@ def execute(run, args: argparse.Namespace, new_run=None) -> int:
     evaluator = None
     try:
         config = run.config
-        log.info("run %s: family %s, depth %d, %d tuned parameters, %s", config.run.name,
+        log.info("run %s: family %s, depth %s, %d tuned parameters, %s", config.run.name,
                  config.family, config.search.depth, len(config.tuned),
                  config.evaluation.games.describe() + (
                      "" if config.strategy.implied else f", strategy {config.strategy.name}"))

@@ -7,7 +7,15 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from cli.options import MAX_GAMES, UsageError, check_int, check_ray, ray_options
+from cli.options import (
+    MAX_GAMES,
+    UsageError,
+    add_depth_option,
+    check_depth,
+    check_int,
+    check_ray,
+    ray_options,
+)
 from engine.echo import shorten
 from tuner.config import load_config
 
@@ -21,6 +29,7 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
                      "noisy its fitness is and how reliably its games rank the candidates."),
     )
     parser.add_argument("--config", metavar="FILE", help="run config (required)")
+    add_depth_option(parser, "search depth (default: the config's search.depth)")
     parser.add_argument("--games", type=int, default=200, metavar="N",
                         help=f"games of the initial point, 2 to {MAX_GAMES:,} (default 200)")
     parser.add_argument("--generation-games", type=int, metavar="N",
@@ -34,6 +43,7 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     check_int("--games", args.games, 2, MAX_GAMES)
+    depth = check_depth(args.depth)
     if args.generation_games not in (None, 0) and not 2 <= args.generation_games <= MAX_GAMES:
         raise UsageError(f"--generation-games must be 0 (skip) or from 2 to {MAX_GAMES:,}, got "
                          f"{shorten(str(args.generation_games))}")
@@ -43,6 +53,8 @@ def handle(args: argparse.Namespace) -> int:
     if args.config is None:
         raise UsageError("--config FILE is required: tune noise --config FILE")
     config = load_config(args.config)
+    if depth is not None:
+        config = dataclasses.replace(config, search=dataclasses.replace(config.search, depth=depth))
     from tuner import noise
 
     ray = dataclasses.replace(config.ray, workers=args.workers or config.ray.workers,

@@ -16,8 +16,10 @@ from __future__ import annotations
 import argparse
 import errno
 import math
+import re
 
 from engine.defaults import DEFAULT_CUTOFF
+from engine.depth import MAX_FIXED_DEPTH, DepthPolicy, parse_depth
 from engine.echo import echo, shorten
 from engine.errors import BadInput
 from tuner.config import MAX_WORKERS, is_address
@@ -79,10 +81,32 @@ def trusted_families() -> argparse.ArgumentParser:
     return parent
 
 
+DEPTH_FORMS = "D, auto, auto:cap=N or nodes:N"
+
+
+def add_depth_option(parser: argparse.ArgumentParser, depth_help: str) -> None:
+    """``--depth``: a fixed depth or a depth policy (``engine.depth``), read by
+    ``check_depth``."""
+    parser.add_argument("--depth", metavar="POLICY", help=f"{depth_help}: {DEPTH_FORMS}")
+
+
+def check_depth(value: str | None) -> DepthPolicy | None:
+    """``--depth`` as a policy (None: not given); ``UsageError`` saying what is wrong."""
+    if value is None:
+        return None
+    try:
+        return parse_depth(value)
+    except ValueError as err:
+        if re.fullmatch(r"\s*[-+]?[0-9]+\s*", value):
+            raise UsageError(f"--depth must be from 0 to {MAX_FIXED_DEPTH}, got {shorten(value)}") \
+                from None
+        raise UsageError(f"--depth: {shorten(str(err))} ({DEPTH_FORMS})") from None
+
+
 def search_options(depth_help: str) -> argparse.ArgumentParser:
     """``--depth`` and ``--cutoff``: how deep the games search."""
     parent = argparse.ArgumentParser(add_help=False)
-    parent.add_argument("--depth", type=int, metavar="D", help=depth_help)
+    add_depth_option(parent, depth_help)
     parent.add_argument("--cutoff", type=float, default=DEFAULT_CUTOFF, metavar="P",
                         help="probability cutoff, in [0, 1) (0: exact; default "
                              f"{DEFAULT_CUTOFF:g})")

@@ -19,6 +19,7 @@ from cli.options import (
     MAX_GAMES,
     UsageError,
     check_cutoff,
+    check_depth,
     check_int,
     check_ray,
     check_seed_range,
@@ -31,7 +32,7 @@ from engine.board import parse_board_text
 from engine.echo import shorten
 from engine.families import FamilyNotFound, get_family
 from engine.families.registry import canonical_spec
-from engine.weights_file import MAX_DEPTH, read_weights
+from engine.weights_file import read_weights
 from tuner.config import RaySection
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
 
 def check_args(args: argparse.Namespace) -> None:
     """Refuse bad arguments before any file is read or the engine is loaded (``UsageError``)."""
-    check_int("--depth", args.depth, 0, MAX_DEPTH)
+    args.depth = check_depth(args.depth)
     check_cutoff(args.cutoff)
     check_int("--games", args.games, 1, MAX_GAMES)
     check_seed_range(args.seed, args.games)

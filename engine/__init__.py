@@ -1,4 +1,5 @@
-"""tune2048's engine: exact 2048 on a 64-bit bitboard, heuristic families, fixed-depth expectimax.
+"""tune2048's engine: exact 2048 on a 64-bit bitboard, heuristic families, expectimax at a fixed
+depth or a depth policy (``engine.depth``).
 
     >>> from engine import Solver
     >>> solver = Solver.from_file("classic-reference", depth=1)

@@ -50,6 +50,9 @@ WS_CUTOFF = 2  # cumulative-probability cutoff; 0 = exact fixed depth
 WS_TT_ON = 3  # 1.0 = transposition table on
 WS_MOVES = 4  # counter: moves evaluated (executed inside the search)
 WS_TT_USED = 5  # number of used transposition-table slots (their indices follow the slots)
+WS_ABORT_AT = 6  # a search abandons itself once the moves counter passes this (a node budget)
+WS_ABORTED = 7  # 1.0 once a search was abandoned
+WS_DEPTH = 8  # the depth the last decision searched (the deepest completed, under a budget)
 WS_TT_OFF = 14  # offset of the transposition table
 WS_TT_BITS = 15  # log2 of the number of slots
 WS_HEADER = 16
@@ -477,6 +480,9 @@ def chance_node(board, depth, cprob, ws, terms):
     cutoff = ws[WS_CUTOFF]
     if depth == 0 or cprob < cutoff:
         return leaf_value(board, ws, terms)
+    if ws[WS_MOVES] > ws[WS_ABORT_AT]:  # over a node budget: this search's values are dropped
+        ws[WS_ABORTED] = 1.0
+        return 0.0
     use_tt = ws[WS_TT_ON] > 0.0
     slot_base = 0
     key_hi = float(board >> U32)
@@ -569,6 +575,50 @@ def move_values(board, depth, ws, out, terms):
 
 
 @njit(cache=True, inline="always")
+def distinct_tiles(board):
+    """The number of distinct tiles on ``board`` (empty cells not counted)."""
+    seen = 0
+    for shift in range(0, 64, 4):
+        rank = np.int64((board >> np.uint64(shift)) & U15)
+        if rank:
+            seen |= 1 << rank
+    count = 0
+    while seen:
+        seen &= seen - 1
+        count += 1
+    return count
+
+
+@njit(cache=True)
+def decide(board, kind, a, b, c, ws, out, scratch, terms):
+    """``move_values`` at the depth a policy gives ``board`` (``engine.depth``): kind 0 a fixed
+    depth ``a``; kind 1 ``max(a, distinct tiles - b)``, at most ``c``; kind 2 depths 1 to ``b``
+    in turn, each searched afresh, until a search passes ``a`` evaluated positions (counted
+    from the decision's start): the deepest completed one decides (depth 1 always completes).
+    ``scratch`` holds a search's values until it is known to have completed."""
+    if kind != 2:
+        depth = a if kind == 0 else min(max(a, distinct_tiles(board) - b), c)
+        ws[WS_DEPTH] = depth
+        return move_values(board, depth, ws, out, terms)
+    limit = ws[WS_MOVES] + a
+    best = -1
+    for depth in range(1, b + 1):
+        ws[WS_ABORT_AT] = limit if depth > 1 else np.inf
+        ws[WS_ABORTED] = 0.0
+        move = move_values(board, np.int64(depth), ws, scratch, terms)
+        if ws[WS_ABORTED] > 0.0:
+            break
+        best = move
+        out[:] = scratch
+        ws[WS_DEPTH] = depth
+        if move < 0 or ws[WS_MOVES] >= limit:
+            break
+    ws[WS_ABORT_AT] = np.inf
+    ws[WS_ABORTED] = 0.0
+    return best
+
+
+@njit(cache=True, inline="always")
 def splitmix64(state):
     """One step of SplitMix64: returns (new state, 64-bit output)."""
     state = state + HASH_MUL
@@ -603,8 +653,9 @@ def spawn_tile(board, state):
 
 
 @njit(cache=True)
-def play_game(seed, depth, ws, max_moves, terms):
-    """Play one game from an empty board with two spawns; stop when no move is legal.
+def play_game(seed, kind, a, b, c, ws, max_moves, terms):
+    """Play one game from an empty board with two spawns, each move at the depth the policy
+    (``decide``) gives it; stop when no move is legal.
 
     Returns (final board, score, moves played, moves evaluated by the search).
     """
@@ -615,9 +666,10 @@ def play_game(seed, depth, ws, max_moves, terms):
     score = 0.0
     moves = 0
     values = np.zeros(4)
+    scratch = np.zeros(4)
     ws[WS_MOVES] = 0.0
     while max_moves < 0 or moves < max_moves:
-        best = move_values(board, depth, ws, values, terms)
+        best = decide(board, kind, a, b, c, ws, values, scratch, terms)
         if best < 0:
             break
         score += move_score(board, best)

@@ -1,7 +1,8 @@
-"""The solver API: a heuristic family with weights, searched by fixed-depth expectimax.
+"""The solver API: a heuristic family with weights, searched by expectimax at a depth policy.
 
-A game is a pure function of (family, weights, depth, cutoff, transposition table, seed): the
-search is deterministic and spawns come from the seed's own SplitMix64 stream.
+A game is a pure function of (family, weights, depth policy, cutoff, transposition table, seed):
+the search is deterministic (every policy counts, never times: ``engine.depth``) and spawns come
+from the seed's own SplitMix64 stream.
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ import numpy as np
 from engine import finite, kernels
 from engine.board import Board, as_board
 from engine.defaults import DEFAULT_CUTOFF, MILESTONES
+from engine.depth import DepthPolicy, parse_depth, policy_params, to_yaml
 from engine.families import Family, HeuristicError, family_code, get_family
 from engine.families.guard import family_code_error
 from engine.families.registry import check_definition
 from engine.rules import Move, SpawnStream, apply_move, new_game
 from engine.signals import deferred_interrupts
-from engine.weights_file import MAX_DEPTH, read_weights
+from engine.weights_file import read_weights
 from engine.workspace import build_workspace
 
 
@@ -51,15 +53,29 @@ class GameResult:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class Decision:
+    """One move's search: the move (None: no legal move), every move's value (None: illegal),
+    the depth searched (under a node budget, the deepest that completed) and the positions
+    evaluated, every depth's search counted."""
+
+    move: Move | None
+    values: dict[Move, float | None]
+    depth: int
+    positions: int
+
+
 class Solver:
-    """Expectimax at a fixed depth, guided by a heuristic family at given weights.
+    """Expectimax at a depth policy, guided by a heuristic family at given weights.
 
     Args:
         family: a ``Family``, or a spec (``engine.families.get_family``): a built-in or
             registered name, ``module:Class``, or ``file.py:Class`` (relative to the working
             directory; naming a file or module here imports it).
         weights: {name: value}, a sequence in the family's parameter order, or None for defaults.
-        depth: chance layers searched after each candidate move (0 = heuristic right after it).
+        depth: chance layers searched after each candidate move (0 = heuristic right after it),
+            or a policy that picks them per move (``engine.depth``: ``"auto"``,
+            ``ByBoard(cap=6)``, ``NodeBudget(200_000)``, or their text forms).
         cutoff: cumulative-probability cutoff; 0 searches the exact fixed depth.
         transposition: use the transposition table (it never changes results without a cutoff).
     """
@@ -68,7 +84,7 @@ class Solver:
         self,
         family: str | Family,
         weights: Mapping[str, float] | Sequence[float] | None = None,
-        depth: int = 1,
+        depth: DepthPolicy | str = 1,
         cutoff: float = DEFAULT_CUTOFF,
         transposition: bool = True,
     ):
@@ -79,12 +95,15 @@ class Solver:
             vector = self.family.vector(dict(weights))
         else:
             vector = self.family.vector(dict(zip(self.family.param_names, weights, strict=True)))
-        if isinstance(depth, bool) or not isinstance(depth, int) or not 0 <= depth <= MAX_DEPTH:
-            raise ValueError(f"depth must be an integer from 0 to {MAX_DEPTH}, got {depth!r}")
+        try:
+            policy = parse_depth(depth)
+        except ValueError as err:
+            raise ValueError(f"depth: {err}") from None
         if not 0.0 <= cutoff < 1.0:
             raise ValueError(f"cutoff must be in [0, 1), got {cutoff!r}")
         self.weights = self.family.named(vector)
-        self.depth = depth
+        self.depth = policy
+        self._policy = tuple(np.int64(p) for p in policy_params(policy))
         self.cutoff = float(cutoff)
         self.transposition = transposition
         try:
@@ -105,19 +124,21 @@ class Solver:
                 f"family {self.family.name!r} at weights {self.weights}: {problem}{blame}"
             ) from None
         self._values = np.zeros(4)
+        self._scratch = np.zeros(4)
         self._kernels = compiled_kernels(numba.typeof(self._ws), numba.typeof(self._terms))
 
     @classmethod
     def from_file(
         cls,
         path: str | os.PathLike,
-        depth: int | None = None,
+        depth: DepthPolicy | str | None = None,
         cutoff: float = DEFAULT_CUTOFF,
         transposition: bool = True,
         family_files: Collection[str | os.PathLike] = (),
         family_modules: Collection[str] = (),
     ) -> Solver:
-        """Load a weights file; search at the depth it records unless ``depth`` is given.
+        """Load a weights file; search at the depth policy it records unless ``depth`` is
+        given.
 
         A weights file whose family lives in a file loads only if that file is in
         ``family_files``, and one whose family is ``module:Class`` only if the module is in
@@ -133,7 +154,8 @@ class Solver:
         )
 
     def __repr__(self) -> str:
-        return f"Solver({self.family.name!r}, depth={self.depth}, cutoff={self.cutoff})"
+        return (f"Solver({self.family.name!r}, depth={to_yaml(self.depth)!r}, "
+                f"cutoff={self.cutoff})")
 
     def move_values(self, board: Board | Sequence[Sequence[int]]) -> dict[Move, float | None]:
         """The expectimax value of every move (None when a move is illegal)."""
@@ -144,6 +166,18 @@ class Solver:
         """The move with the highest expected value; None when no move is legal."""
         best = self._search(as_board(board))
         return None if best < 0 else Move(best)
+
+    def decide(self, board: Board | Sequence[Sequence[int]]) -> Decision:
+        """The whole decision on ``board``: the move, the values, the depth the policy searched
+        and what it cost."""
+        before = self._ws[kernels.WS_MOVES]
+        best = self._search(as_board(board))
+        return Decision(
+            move=None if best < 0 else Move(best),
+            values={m: (None if self._values[m] < 0 else float(self._values[m])) for m in Move},
+            depth=int(self._ws[kernels.WS_DEPTH]),
+            positions=int(self._ws[kernels.WS_MOVES] - before),
+        )
 
     def evaluate(self, board: Board | Sequence[Sequence[int]]) -> float:
         """The heuristic value of a board, as the search scores a leaf."""
@@ -170,7 +204,7 @@ class Solver:
         start = time.perf_counter()
         if on_move is None:
             board, score, moves, evaluated = self._kernels.play_game(
-                np.uint64(seed), np.int64(self.depth), self._ws, np.int64(limit), self._terms
+                np.uint64(seed), *self._policy, self._ws, np.int64(limit), self._terms
             )
         else:
             board, score, moves, evaluated = self._play_stepwise(seed, limit, on_move)
@@ -206,9 +240,8 @@ class Solver:
 
     def _search(self, board: Board) -> int:
         return int(
-            self._kernels.move_values(
-                np.uint64(board), np.int64(self.depth), self._ws, self._values, self._terms
-            )
+            self._kernels.decide(np.uint64(board), *self._policy, self._ws, self._values,
+                                 self._scratch, self._terms)
         )
 
 
@@ -221,7 +254,7 @@ class _Kernels:
     point, looked up once, skips it.
     """
 
-    move_values: Callable
+    decide: Callable
     play_game: Callable
     heuristic_value: Callable
 
@@ -232,8 +265,10 @@ def compiled_kernels(workspace_type, terms_type) -> _Kernels:
     u64, i64, f64_array = numba.types.uint64, numba.types.int64, workspace_type
     with deferred_interrupts():
         return _Kernels(
-            move_values=kernels.move_values.compile((u64, i64, f64_array, f64_array, terms_type)),
-            play_game=kernels.play_game.compile((u64, i64, f64_array, i64, terms_type)),
+            decide=kernels.decide.compile(
+                (u64, i64, i64, i64, i64, f64_array, f64_array, f64_array, terms_type)),
+            play_game=kernels.play_game.compile(
+                (u64, i64, i64, i64, i64, f64_array, i64, terms_type)),
             heuristic_value=kernels.heuristic_value.compile((u64, f64_array, terms_type)),
         )
 
@@ -247,7 +282,7 @@ class PlayerSpec:
 
     family: str
     weights: dict[str, float] = field(hash=False)
-    depth: int
+    depth: DepthPolicy
     cutoff: float = DEFAULT_CUTOFF
 
     def solver(self) -> Solver:

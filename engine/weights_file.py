@@ -1,6 +1,6 @@
 """The weights file: the one contract between the tuner, which writes it, and the engine.
 
-A YAML mapping, format version 1::
+A YAML mapping::
 
     format: tune2048-weights    # fixed marker
     version: 1                  # bumped on any incompatible change
@@ -12,6 +12,11 @@ A YAML mapping, format version 1::
       lost_penalty: 200000.0
       ...
     provenance: {...}           # free-form mapping; the tuner records how the weights were made
+
+Version 2 is version 1 whose ``depth`` may be any depth policy (``engine.depth``: ``auto``,
+``auto:cap=6``, ``nodes:200000``, or an integer). A file is written as version 1 whenever its
+depth is a plain integer, so that older readers keep reading it; one with a policy is version 2,
+which an older reader refuses in one line (an unsupported version).
 
 This module alone reads and writes it. Reading checks everything and raises ``WeightsFileError``
 (a ``ValueError``) naming the file and the field; writing is atomic.
@@ -36,6 +41,7 @@ import yaml
 from engine import yaml_text
 from engine.atomic import atomic_write
 from engine.baselines import baseline_names, baseline_path
+from engine.depth import MAX_FIXED_DEPTH, DepthPolicy, parse_depth, to_yaml
 from engine.echo import echo, shorten
 from engine.errors import BadInput
 from engine.families import FamilyNotFound, UntrustedFamilyFile, UntrustedFamilyModule, get_family
@@ -43,8 +49,8 @@ from engine.families.guard import shown_path
 from engine.families.registry import canonical_spec, relative_spec
 
 FORMAT_MARKER = "tune2048-weights"
-FORMAT_VERSION = 1
-MAX_DEPTH = 8
+FORMAT_VERSIONS = (1, 2)  # 2: the depth may be a policy
+MAX_DEPTH = MAX_FIXED_DEPTH
 MAX_BYTES = 1 << 20  # a weights file is a few hundred bytes; more is not one (or /dev/zero)
 MAX_SPEC = 256  # characters of a family spec
 TOP_LEVEL_KEYS = ("format", "version", "family", "depth", "weights", "provenance")
@@ -61,16 +67,16 @@ class WeightsFile:
 
     family: str
     weights: dict[str, float]
-    depth: int
+    depth: DepthPolicy
     provenance: dict[str, Any] = field(default_factory=dict)
 
     def to_yaml(self, directory: str | os.PathLike = ".") -> str:
         """The file's text, for a file in ``directory``; weights in the order given."""
         document = {
             "format": FORMAT_MARKER,
-            "version": FORMAT_VERSION,
+            "version": 1 if isinstance(self.depth, int) else 2,
             "family": relative_spec(self.family, directory),
-            "depth": int(self.depth),
+            "depth": to_yaml(self.depth),
             "weights": {name: float(value) for name, value in self.weights.items()},
             "provenance": self.provenance,
         }
@@ -174,10 +180,10 @@ def parse_weights(
         raise fail("format", f"expected {FORMAT_MARKER!r}, got {echo(document['format'])}")
     version = document["version"]
     if isinstance(version, bool) or not isinstance(version, int):
-        raise fail("version", f"expected the integer {FORMAT_VERSION}, got {echo(version)}")
-    if version != FORMAT_VERSION:
-        raise fail("version", f"unsupported version {echo(version)} (this engine reads "
-                              f"{FORMAT_VERSION})")
+        raise fail("version", f"expected the integer 1 or 2, got {echo(version)}")
+    if version not in FORMAT_VERSIONS:
+        raise fail("version", f"unsupported version {echo(version)} (this engine reads 1 and "
+                              "2)")
     spec = document["family"]
     if not isinstance(spec, str) or not spec or len(spec) > MAX_SPEC:
         raise fail("family", f"expected a family name or spec of at most {MAX_SPEC} characters, "
@@ -191,8 +197,13 @@ def parse_weights(
     except FamilyNotFound as err:
         raise fail("family", str(err)) from None
     depth = document["depth"]
-    if isinstance(depth, bool) or not isinstance(depth, int) or not 0 <= depth <= MAX_DEPTH:
-        raise fail("depth", f"expected an integer from 0 to {MAX_DEPTH}, got {echo(depth)}")
+    if version == 1 and (isinstance(depth, bool) or not isinstance(depth, int)):
+        raise fail("depth", f"expected an integer from 0 to {MAX_DEPTH} (a depth policy needs "
+                            f"version 2), got {echo(depth)}")
+    try:
+        depth = parse_depth(depth, MAX_DEPTH)
+    except ValueError as err:
+        raise fail("depth", shorten(str(err))) from None
     weights = document["weights"]
     if not isinstance(weights, dict):
         raise fail("weights", f"expected a mapping of parameter names to numbers, got "

@@ -44,6 +44,7 @@ def build_workspace(
     ws[k.WS_TT_ON] = 1.0 if use_tt else 0.0
     ws[k.WS_TT_OFF] = tt_offset
     ws[k.WS_TT_BITS] = tt_bits
+    ws[k.WS_ABORT_AT] = np.inf  # no node budget until a policy sets one
     ws[tt_offset + 2 : tt_offset + 4 * slots : 4] = -1.0  # every slot empty
     return ws, terms
 

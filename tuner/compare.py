@@ -14,6 +14,7 @@ import statistics
 from pathlib import Path
 
 from engine.defaults import MILESTONES
+from engine.depth import to_yaml
 from engine.families import get_family
 from engine.stats import Z95, mean_ci, readable, summarize
 
@@ -46,7 +47,7 @@ def build_report(labels: list[str], jobs: list, results) -> dict:
         players.append({
             "name": label,
             "family": get_family(job.spec.family).name,
-            "depth": job.spec.depth,
+            "depth": to_yaml(job.spec.depth),
             "games": s.games,
             "mean": s.mean,
             "median": s.median,

@@ -30,6 +30,7 @@ import numpy as np
 import yaml
 
 from engine import finite, yaml_text
+from engine.depth import ByBoard, DepthPolicy, NodeBudget, parse_depth, to_yaml
 from engine.echo import echo, shorten
 from engine.families import FamilyCodeError, FamilyNotFound, get_family
 from engine.families.registry import canonical_spec, family_names, relative_spec
@@ -41,7 +42,10 @@ from tuner.schedule import DISPATCHES
 from tuner.space import box_problem
 from tuner.strategies import STRATEGIES
 
+# A tuning run plays thousands of games: it searches at most 5 layers, or a policy of about
+# that cost at most (the board rule capped, a node budget of about a depth-5 move's positions).
 MAX_TUNING_DEPTH = 5
+MAX_TUNING_NODES = 20_000_000
 MAX_WORKERS = 4096  # Ray CPUs a command asks for
 ADDRESS_PATTERN = re.compile(r"^(auto|[A-Za-z0-9.-]+:\d{1,5})$")
 MAX_CONFIG_BYTES = 1 << 20  # a config is a few kilobytes; more is not one (or /dev/zero)
@@ -115,6 +119,29 @@ def integer_or_auto(**options) -> Read:
             return options.get("default")
         return check.integer(mapping, name, path, **options)
     return read
+
+
+def depth_policy(check: Checker, mapping: dict, name: str, path: str) -> DepthPolicy:
+    """``search.depth``: a fixed depth or a depth policy (``engine.depth``) that a tuning run
+    can afford (``MAX_TUNING_DEPTH``)."""
+    value = mapping.get(name)
+    where = f"{path}.{name}"
+    if value is None or isinstance(value, (int, float)):
+        return check.integer(mapping, name, path, low=0, high=MAX_TUNING_DEPTH)
+    try:
+        policy = parse_depth(value, MAX_TUNING_DEPTH)
+    except ValueError as err:
+        check.problem(where, shorten(str(err)))
+        return 1
+    if isinstance(policy, ByBoard) and (policy.cap or 99) > MAX_TUNING_DEPTH:
+        check.problem(where, f"a tuning run needs the board rule capped at {MAX_TUNING_DEPTH} "
+                             f"or less (uncapped, a move late in a game searches up to 14 "
+                             f"layers: minutes), got {policy}: e.g. auto:cap={MAX_TUNING_DEPTH}")
+    if isinstance(policy, NodeBudget) and policy.nodes > MAX_TUNING_NODES:
+        check.problem(where, f"a tuning run's node budget is at most {MAX_TUNING_NODES:,} "
+                             f"positions a move (about a depth-{MAX_TUNING_DEPTH} move), got "
+                             f"{policy.nodes:,}")
+    return policy
 
 
 def number(**options) -> Read:
@@ -244,8 +271,11 @@ class RunSection(Section):
 @dataclass(frozen=True)
 class SearchSection(Section):
     NAME = "search"
-    depth: int = key(integer(low=0, high=MAX_TUNING_DEPTH))
+    depth: DepthPolicy = key(depth_policy)  # noqa: RUF009 - key() makes a dataclasses.field
     cutoff: float = key(number(default=1e-4, low=0.0, high=1.0, open_high=True))
+
+    def to_config(self) -> dict[str, Any]:
+        return {**super().to_config(), "depth": to_yaml(self.depth)}
 
 
 @dataclass(frozen=True)

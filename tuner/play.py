@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from engine.board import format_board
 from engine.defaults import MILESTONES
+from engine.depth import to_yaml
 from engine.families import get_family
 from engine.stats import counted
 
@@ -62,7 +63,7 @@ def watch(spec: PlayerSpec, seed: int, delay: float) -> int:
 def summary_dict(spec: PlayerSpec, summary: Summary, wall: float) -> dict:
     return {
         "family": get_family(spec.family).name,
-        "depth": spec.depth,
+        "depth": to_yaml(spec.depth),
         "cutoff": spec.cutoff,
         "games": summary.games,
         "mean": summary.mean,

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from engine import finite
 from engine.atomic import atomic_write, remove_stale_temp_files
+from engine.depth import to_yaml
 from engine.families import get_family
 from engine.families.registry import family_source_digest
 from engine.heuristic import HeuristicError
@@ -538,7 +539,7 @@ class TuningRun:
             "validation_mean_score": winner.mean_score,
             "validation_ci95": [winner.mean_score - winner.ci95, winner.mean_score + winner.ci95],
             "validation_games": c.validation.games,
-            "depth": c.search.depth,
+            "depth": to_yaml(c.search.depth),
             "cutoff": c.search.cutoff,
             "generations": self.state.generation,
             "training_games": self.state.games,

@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from engine.depth import DepthPolicy, rough_depth
 from tuner.budget import Budget
 
 if TYPE_CHECKING:
@@ -122,9 +123,9 @@ class UnitSize:
         self._seconds = 0.0
 
     @classmethod
-    def rough_seconds(cls, depth: int) -> float:
-        """The rough seconds of one game at search ``depth``."""
-        return cls.PRIOR_SECONDS[min(depth, len(cls.PRIOR_SECONDS) - 1)]
+    def rough_seconds(cls, depth: DepthPolicy) -> float:
+        """The rough seconds of one game at a search depth or policy."""
+        return cls.PRIOR_SECONDS[min(rough_depth(depth), len(cls.PRIOR_SECONDS) - 1)]
 
     def games(self, waiting: int = 0) -> int:
         """Games the next unit holds. ``auto``: long enough that the driver keeps up with every

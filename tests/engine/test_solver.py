@@ -60,7 +60,7 @@ def test_weights_by_name_or_in_parameter_order_are_the_same_player():
     assert family_object.family is CLASSIC
 
 
-@pytest.mark.parametrize("depth", [-1, 9, 1.0, True, "1", None])
+@pytest.mark.parametrize("depth", [-1, 9, 1.0, True, "one", None, "auto:cap=2", "nodes:0"])
 def test_bad_depth_is_rejected(depth):
     with pytest.raises(ValueError, match="depth"):
         Solver("classic", depth=depth)

@@ -7,13 +7,14 @@ import pytest
 import yaml
 
 from engine import atomic
+from engine.depth import ByBoard, NodeBudget
 from engine.families.classic import CLASSIC
 from engine.families.features import FEATURES
 from engine.families.snake import SNAKE
 from engine.solver import Solver
 from engine.weights_file import (
     FORMAT_MARKER,
-    FORMAT_VERSION,
+    FORMAT_VERSIONS,
     MAX_DEPTH,
     WeightsFile,
     WeightsFileError,
@@ -28,7 +29,7 @@ CLASSIC_REFERENCE = REPO_ROOT / "engine" / "baselines" / "classic-reference.yaml
 def valid_document(**changes) -> dict:
     document = {
         "format": FORMAT_MARKER,
-        "version": FORMAT_VERSION,
+        "version": 1,
         "family": "snake",
         "depth": 2,
         "weights": dict(SNAKE.defaults()),
@@ -196,7 +197,7 @@ def test_unknown_family(tmp_path):
     assert "'snek'" in message
 
 
-@pytest.mark.parametrize("version", [0, 2, "1", True])
+@pytest.mark.parametrize("version", [0, 3, "1", True])
 def test_wrong_version(tmp_path, version):
     message = read_error(write_yaml(tmp_path / "w.yaml", valid_document(version=version)))
     assert "version" in message
@@ -299,3 +300,41 @@ def test_exponents_without_a_dot_are_numbers_in_a_weights_file(tmp_path):
     path.write_text(text.replace("lost_penalty: 200000.0", "lost_penalty: 2e5"), encoding="utf-8")
     assert "2e5" in path.read_text(encoding="utf-8")
     assert read_weights(path).weights["lost_penalty"] == 200000.0
+
+
+# ---- version 2: the depth the weights were tuned at may be a policy ----------------------------
+
+@pytest.mark.parametrize(("depth", "version", "written"),
+                         [(3, 1, 3), (ByBoard(cap=6), 2, "auto:cap=6"),
+                          (NodeBudget(200_000), 2, "nodes:200000")])
+def test_a_file_is_version_1_unless_its_depth_is_a_policy(tmp_path, depth, version, written):
+    path = tmp_path / "w.yaml"
+    write_weights(path, WeightsFile("snake", dict(SNAKE.defaults()), depth, {"source": "test"}))
+    document = yaml.safe_load(path.read_text())
+    assert (document["version"], document["depth"]) == (version, written)
+    assert version in FORMAT_VERSIONS
+    assert read_weights(path).depth == depth
+    assert Solver.from_file(path).depth == depth
+
+
+def test_a_version_1_file_with_a_policy_says_it_needs_version_2(tmp_path):
+    message = read_error(write_yaml(tmp_path / "w.yaml", valid_document(depth="auto")))
+    assert message.endswith("w.yaml: depth: expected an integer from 0 to 8 (a depth policy "
+                            "needs version 2), got 'auto'")
+
+
+@pytest.mark.parametrize(("depth", "expected"),
+                         [("auto:cap=1", "depth: auto: cap 1 is below the floor 3"),
+                          ({"nodes": 0}, "depth: nodes: expected an integer from 1 to"),
+                          (9, "depth: expected an integer from 0 to 8, got 9")])
+def test_a_bad_policy_in_a_version_2_file_names_the_field(tmp_path, depth, expected):
+    message = read_error(write_yaml(tmp_path / "w.yaml", valid_document(version=2, depth=depth)))
+    assert expected in message
+
+
+def test_version_1_files_load_as_they_always_did():
+    # every shipped weights file is version 1 with an integer depth
+    for path in sorted((REPO_ROOT / "engine" / "baselines").glob("*.yaml")):
+        loaded = read_weights(path)
+        assert isinstance(loaded.depth, int)
+        assert yaml.safe_load(path.read_text())["version"] == 1

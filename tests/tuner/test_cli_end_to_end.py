@@ -199,3 +199,23 @@ def test_a_run_stopped_before_its_first_checkpoint_says_to_start_it_again(tmp_pa
     # the advice works: the same command is not refused for the directory it left
     assert main(["--config", str(config), "--workers", "2"]) == 1
     assert "already holds a run" not in capsys.readouterr().err
+
+
+def test_a_run_at_a_depth_policy_records_it_in_its_config_and_its_weights(tmp_path):
+    config = yaml.safe_load((ROOT / "configs" / "quick.yaml").read_text())
+    config["run"]["name"] = "budget"
+    config["search"]["depth"] = {"nodes": 400}
+    config["cmaes"]["max_generations"] = 2
+    config["validation"]["games"] = 16
+    path = tmp_path / "budget.yaml"
+    path.write_text(yaml.safe_dump(config))
+    done = tune("--config", str(path), "--workers", "1", "--quiet", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    run_dir = tmp_path / "outputs" / "budget"
+    assert yaml.safe_load((run_dir / "config.yaml").read_text())["search"]["depth"] == "nodes:400"
+    best = yaml.safe_load((run_dir / "best.yaml").read_text())
+    assert (best["version"], best["depth"]) == (2, "nodes:400")
+    played = tune("play", "--weights", str(run_dir / "best.yaml"), "--games", "1", "--json",
+                  cwd=tmp_path)
+    assert played.returncode == 0, played.stderr
+    assert '"depth": "nodes:400"' in played.stdout

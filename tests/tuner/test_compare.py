@@ -57,6 +57,21 @@ def test_compare_plays_every_file_on_the_same_seeds():
     assert 0.0 <= pair["p_value"] <= 1.0
 
 
+def test_compare_at_a_depth_policy_records_it():
+    files = [WEIGHTS / "classic-reference.yaml", WEIGHTS / "seed002-snake.yaml"]
+    done = subprocess.run(
+        [sys.executable, "-m", "cli", "compare", *map(str, files), "--depth", "nodes:2000",
+         "--games", "30", "--workers", "1", "--json"],
+        capture_output=True, text=True, timeout=600, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    classic, snake = json.loads(done.stdout)["players"]
+    assert classic["depth"] == snake["depth"] == "nodes:2000"
+    solver = Solver.from_file(files[0], depth="nodes:2000")
+    expected = [solver.play(seed).score for seed in range(10**9, 10**9 + 30)]
+    assert classic["mean"] == pytest.approx(sum(expected) / 30)
+
+
 def test_compare_refuses_too_few_games_for_a_paired_test():
     done = subprocess.run(
         [sys.executable, "-m", "cli", "compare", str(WEIGHTS / "classic-reference.yaml"),

@@ -427,3 +427,44 @@ def test_search_space_refuses_nothing_a_config_accepts():
         space = SearchSpace(load_config(path))
         assert np.all(np.isfinite(space.initial()))
         assert all(np.isfinite(list(space.weights(np.ones(space.dimension)).values())))
+
+
+# ---- search.depth: a fixed depth or a depth policy a tuning run can afford ----------------------
+
+@pytest.mark.parametrize(
+    ("written", "resolved"),
+    [(3, 3), ("auto:cap=4", "auto:cap=4"), ({"auto": {"cap": 5}}, "auto:cap=5"),
+     ({"nodes": 200000}, "nodes:200000"), ("nodes:5000", "nodes:5000")],
+)
+def test_search_depth_takes_a_policy_and_records_it_in_one_form(written, resolved):
+    from engine.depth import parse_depth
+
+    document = quick_document()
+    document["search"]["depth"] = written
+    config = parse_config(document, "policy.yaml")
+    assert config.search.depth == parse_depth(written)
+    assert config.resolved()["search"]["depth"] == resolved
+    assert parse_config(config.resolved(), "again").search.depth == config.search.depth
+
+
+@pytest.mark.parametrize(
+    ("written", "message"),
+    [
+        (6, "search.depth: expected an integer from 0 to 5, got 6"),
+        ("auto", ("search.depth: a tuning run needs the board rule capped at 5 or less (uncapped, "
+                 "a move late in a game searches up to 14 layers: minutes), got auto: e.g. "
+                 "auto:cap=5")),
+        ("auto:cap=6", "search.depth: a tuning run needs the board rule capped at 5 or less"),
+        ({"nodes": 30_000_000}, ("search.depth: a tuning run's node budget is at most 20,000,000 "
+                                "positions a move (about a depth-5 move), got 30,000,000")),
+        ("auto:cap=2", "search.depth: auto: cap 2 is below the floor 3"),
+        ({"nodes": -1}, "search.depth: nodes: expected an integer from 1 to"),
+        ({"rule": "auto"}, "search.depth: expected one key, auto or nodes, got ['rule']"),
+        ("deeper", "search.depth: expected an integer depth, 'auto', 'auto:cap=N' or 'nodes:N'"),
+    ],
+)
+def test_a_policy_a_tuning_run_cannot_use_is_refused_in_one_line(written, message):
+    document = quick_document()
+    document["search"]["depth"] = written
+    [line] = problems(document)
+    assert line.startswith(f"test.yaml: {message}"), line

@@ -91,9 +91,23 @@ def test_the_generation_can_be_skipped_and_auto_popsize_is_resolved_for_the_cpus
     assert "first generation" not in skipped.stdout and "ranks" not in skipped.stdout
 
 
+def test_noise_measures_at_the_depth_asked(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "cli", "noise", "--config", str(ROOT / "configs" / "quick.yaml"),
+         "--depth", "nodes:500", "--games", "8", "--generation-games", "0", "--workers", "1"],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("initial point of ")
+    assert ": classic at depth nodes:500\n" in done.stdout
+
+
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
+        (["--depth", "auto:cap=1"], ("--depth: auto: cap 1 is below the floor 3 (D, auto, "
+                                    "auto:cap=N or nodes:N)")),
+        (["--depth", "12"], "--depth must be from 0 to 8, got 12"),
         (["--generation-games", "1"],
          "--generation-games must be 0 (skip) or from 2 to 1,000,000, got 1"),
         (["--generation-games", "-3"],

@@ -57,6 +57,16 @@ def test_play_uses_the_depth_of_the_weights_file(capsys):
     assert summary["depth"] == 2
 
 
+@pytest.mark.parametrize("policy", ["nodes:3000", "auto:floor=1,offset=10,cap=2"])
+def test_play_at_a_depth_policy_plays_the_solvers_games_and_names_the_policy(capsys, policy):
+    summary = play_json(capsys, "--weights", CLASSIC_REFERENCE, "--depth", policy, "--games", "2")
+    assert summary["depth"] == policy
+    solver = Solver.from_file(CLASSIC_REFERENCE, depth=policy)
+    assert summary["mean"] == pytest.approx(statistics.fmean(solver.play(s).score for s in (0, 1)))
+    assert main(["play", "--weights", CLASSIC_REFERENCE, "--depth", policy, "--games", "1"]) == 0
+    assert f"classic at depth {policy}, cutoff" in capsys.readouterr().out
+
+
 def test_play_with_family_defaults(capsys):
     summary = play_json(capsys, "--family", "snake", "--depth", "0", "--games", "2")
     assert summary["family"] == "snake"
@@ -131,8 +141,12 @@ def resolve(arg: str, tmp_path: Path) -> str:
         (["--workers", "0"], "--workers"),
         (["--workers", "5000"], "--workers must be from 1 to 4,096"),
         (["--address", "localhost"], "--address must be 'auto' or HOST:PORT, got 'localhost'"),
-        (["--depth", "9"], "--depth"),
-        (["--depth", "-1"], "--depth"),
+        (["--depth", "9"], "--depth must be from 0 to 8, got 9"),
+        (["--depth", "-1"], "--depth must be from 0 to 8, got -1"),
+        (["--depth", "deep"], ("--depth: expected an integer depth, 'auto', 'auto:cap=N' or "
+                              "'nodes:N', got 'deep' (D, auto, auto:cap=N or nodes:N)")),
+        (["--depth", "auto:cap=2"], "--depth: auto: cap 2 is below the floor 3"),
+        (["--depth", "nodes:0"], "--depth: nodes: expected an integer from 1 to"),
         (["--cutoff", "1.5"], "--cutoff"),
     ],
 )
