@@ -27,6 +27,14 @@ def test_engine_speed_prints_its_figures(tmp_path):
     assert "decisions/s" in out and "start (import + first decision)" in out
 
 
+def test_the_comparison_with_nneonneo_skips_cleanly_without_its_source(tmp_path):
+    assert bench(tmp_path, "nneonneo_speed.py") == (
+        "skipped: no --source (a checkout of nneonneo/2048-ai)\n")
+    out = bench(tmp_path, "nneonneo_speed.py", "--source", str(tmp_path))
+    assert out == f"skipped: {tmp_path}: not a checkout of nneonneo/2048-ai (no 2048.cpp)\n"
+    assert not (tmp_path / "nneonneo_auto.json").exists()
+
+
 @pytest.mark.parametrize("games", [["--games", "4"], ["--adaptive", "2", "6"]],
                          ids=["fixed", "adaptive"])
 def test_tuner_throughput_prints_a_row_per_worker_count(tmp_path, games):
