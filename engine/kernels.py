@@ -593,24 +593,32 @@ def distinct_tiles(board):
 def decide(board, kind, a, b, c, ws, out, scratch, terms):
     """``move_values`` at the depth a policy gives ``board`` (``engine.depth``): kind 0 a fixed
     depth ``a``; kind 1 ``max(a, distinct tiles - b)``, at most ``c``; kind 2 depths 1 to ``b``
-    in turn, each searched afresh, until a search passes ``a`` evaluated positions (counted
-    from the decision's start): the deepest completed one decides (depth 1 always completes).
-    ``scratch`` holds a search's values until it is known to have completed."""
+    in turn, each searched afresh, within ``a`` evaluated positions counted from the decision's
+    start: a depth whose search the last two predict not to fit (each depth costing the last
+    one times the last ratio) is not started, and one that passes the budget is abandoned; the
+    deepest completed one decides (depth 1 always completes). ``scratch`` holds a search's
+    values until it is known to have completed."""
     if kind != 2:
         depth = a if kind == 0 else min(max(a, distinct_tiles(board) - b), c)
         ws[WS_DEPTH] = depth
         return move_values(board, depth, ws, out, terms)
     limit = ws[WS_MOVES] + a
     best = -1
+    last = 0.0  # the positions of the last completed depth's search, and of the one before
+    before = 0.0
     for depth in range(1, b + 1):
+        if before > 0.0 and ws[WS_MOVES] + last * (last / before) > limit:
+            break  # predicted not to fit: searching it would be abandoned
         ws[WS_ABORT_AT] = limit if depth > 1 else np.inf
         ws[WS_ABORTED] = 0.0
+        start = ws[WS_MOVES]
         move = move_values(board, np.int64(depth), ws, scratch, terms)
         if ws[WS_ABORTED] > 0.0:
             break
         best = move
         out[:] = scratch
         ws[WS_DEPTH] = depth
+        before, last = last, ws[WS_MOVES] - start
         if move < 0 or ws[WS_MOVES] >= limit:
             break
     ws[WS_ABORT_AT] = np.inf

@@ -35,6 +35,15 @@ def test_the_comparison_with_nneonneo_skips_cleanly_without_its_source(tmp_path)
     assert not (tmp_path / "nneonneo_auto.json").exists()
 
 
+def test_depth_agreement_counts_a_policy_against_itself_as_agreeing_at_its_own_cost(tmp_path):
+    out = bench(tmp_path, "depth_agreement.py", "--positions", "20", "--reference", "2",
+                "--policies", "2", "nodes:3000")
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[2:]}
+    assert rows["2"][1:3] == ["100.0%", "2.00"]
+    assert float(rows["nodes:3000"][2]) < 2.0  # a small budget searches shallower, for less
+    assert float(rows["nodes:3000"][3].rstrip("x")) <= float(rows["2"][3].rstrip("x"))
+
+
 @pytest.mark.parametrize("games", [["--games", "4"], ["--adaptive", "2", "6"]],
                          ids=["fixed", "adaptive"])
 def test_tuner_throughput_prints_a_row_per_worker_count(tmp_path, games):

@@ -103,29 +103,44 @@ def test_the_board_rule_searches_each_position_at_the_depth_it_gives():
     assert len(seen) >= 3  # the positions span the rule's depths
 
 
+def budget_outcome(budget: int, spent: list[int]) -> tuple[int, str]:
+    """What a node budget does, replayed from each fixed depth's positions (``spent[d - 1]``):
+    the depth that decides, and how the next one ended (budgets here are never within a search
+    of its end, where an abandoned and a completed search can end alike)."""
+    total, last, before, depth = 0, 0.0, 0.0, 0
+    for d in range(1, len(spent) + 1):
+        if before > 0 and total + last * (last / before) > budget:
+            return depth, "not started"  # predicted not to fit
+        if d > 1 and total + spent[d - 1] > budget:
+            return depth, "abandoned"
+        total += spent[d - 1]
+        before, last, depth = last, spent[d - 1], d
+        if total >= budget:
+            return depth, "budget spent"
+    return depth, "deepest"
+
+
 def test_a_node_budget_plays_the_deepest_depth_that_completed_within_it():
-    budgeted_cache = {}
     fixed = {d: Solver("classic", depth=d) for d in range(1, 5)}
-    played = set()
+    seen = set()
     for board in positions(25, seed=9):
         spent = [fixed[d].decide(board).positions for d in range(1, 5)]
         cumulative = [sum(spent[:d]) for d in range(1, 5)]  # depths 1..d searched in turn
-        for d in (1, 2, 3):
-            # a budget of exactly what depths 1..d cost: depth d completes, d + 1 is not tried
-            budget = cumulative[d - 1]
-            solver = budgeted_cache.setdefault(budget, Solver("classic", depth=NodeBudget(budget)))
-            decision = solver.decide(board)
-            assert decision.depth == d
-            assert decision.values == fixed[d].move_values(board)
-            assert decision.positions == budget
-            played.add(d)
-            # a budget that depth d + 1 passes before it completes: abandoned, depth d decides
-            tight = Solver("classic", depth=NodeBudget(cumulative[d - 1] + spent[d] // 2))
-            decision = tight.decide(board)
-            assert decision.depth == d
-            assert decision.values == fixed[d].move_values(board)
-            assert cumulative[d - 1] < decision.positions < cumulative[d]
-    assert played == {1, 2, 3}
+        # exactly what depths 1..d cost, and half-way through depth d + 1 (depth 2 is always
+        # started, so abandoned there; deeper ones are mostly predicted not to fit)
+        for budget in (cumulative[0], cumulative[1], cumulative[2], cumulative[0] + spent[1] // 2,
+                       cumulative[1] + spent[2] // 2, cumulative[2] + spent[3] // 2):
+            depth, how = budget_outcome(budget, spent)
+            decision = Solver("classic", depth=NodeBudget(budget)).decide(board)
+            assert decision.depth == depth, (budget, spent)
+            assert decision.values == fixed[depth].move_values(board)
+            if how == "abandoned":  # its positions count, up to about the budget
+                assert cumulative[depth - 1] < decision.positions < cumulative[depth]
+            else:
+                assert decision.positions == cumulative[depth - 1]
+            seen.add((depth, how))
+    assert {how for _, how in seen} >= {"not started", "abandoned", "budget spent"}
+    assert {depth for depth, _ in seen} >= {1, 2, 3}
 
 
 def test_depth_one_always_completes_however_small_the_budget():
