@@ -22,7 +22,8 @@ MAX_FIXED_DEPTH = 8  # a fixed depth beyond this takes minutes a move
 DEEPEST = 14  # what the board rule can ask on a full board of 16 distinct tiles (16 - 2)
 MAX_NODES = 10**12  # positions per move: far beyond anything playable, still exact in a float64
 
-# what the compiled search reads (engine.kernels.decide): the kind, then up to three integers
+# what the compiled search reads (engine.kernels.decide): the kind, then up to three integers;
+# the kinds are engine.kernels' (not imported from there: reading a config never loads numba)
 KIND_FIXED, KIND_BY_BOARD, KIND_NODES = 0, 1, 2
 
 

@@ -53,6 +53,11 @@ WS_TT_USED = 5  # number of used transposition-table slots (their indices follow
 WS_ABORT_AT = 6  # a search abandons itself once the moves counter passes this (a node budget)
 WS_ABORTED = 7  # 1.0 once a search was abandoned
 WS_DEPTH = 8  # the depth the last decision searched (the deepest completed, under a budget)
+
+# The kinds of depth policy ``decide`` takes, as engine.depth.policy_params writes them (defined
+# here, where numba freezes them, so that its cache never holds other values; a test checks that
+# engine.depth agrees)
+KIND_FIXED, KIND_BY_BOARD, KIND_NODES = 0, 1, 2
 WS_TT_OFF = 14  # offset of the transposition table
 WS_TT_BITS = 15  # log2 of the number of slots
 WS_HEADER = 16
@@ -591,15 +596,15 @@ def distinct_tiles(board):
 
 @njit(cache=True)
 def decide(board, kind, a, b, c, ws, out, scratch, terms):
-    """``move_values`` at the depth a policy gives ``board`` (``engine.depth``): kind 0 a fixed
-    depth ``a``; kind 1 ``max(a, distinct tiles - b)``, at most ``c``; kind 2 depths 1 to ``b``
-    in turn, each searched afresh, within ``a`` evaluated positions counted from the decision's
-    start: a depth whose search the last two predict not to fit (each depth costing the last
-    one times the last ratio) is not started, and one that passes the budget is abandoned; the
-    deepest completed one decides (depth 1 always completes). ``scratch`` holds a search's
-    values until it is known to have completed."""
-    if kind != 2:
-        depth = a if kind == 0 else min(max(a, distinct_tiles(board) - b), c)
+    """``move_values`` at the depth a policy gives ``board`` (``engine.depth``): a fixed depth
+    ``a``; the board rule ``max(a, distinct tiles - b)``, at most ``c``; a node budget: depths 1
+    to ``b`` in turn, each searched afresh, within ``a`` evaluated positions counted from the
+    decision's start: a depth whose search the last two predict not to fit (each depth costing
+    the last one times the last ratio) is not started, and one that passes the budget is
+    abandoned; the deepest completed one decides (depth 1 always completes). ``scratch`` holds
+    a search's values until it is known to have completed."""
+    if kind != KIND_NODES:
+        depth = a if kind == KIND_FIXED else min(max(a, distinct_tiles(board) - b), c)
         ws[WS_DEPTH] = depth
         return move_values(board, depth, ws, out, terms)
     limit = ws[WS_MOVES] + a

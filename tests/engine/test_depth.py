@@ -165,3 +165,10 @@ def test_a_fixed_depth_plays_as_it_always_did():
     assert (result.score, result.moves, result.moves_evaluated) == (36956, 1937, 5208272)
     assert repr(Solver("classic", depth="auto:cap=6")) == (
         "Solver('classic', depth='auto:cap=6', cutoff=0.0001)")
+
+
+def test_the_policy_kinds_are_the_ones_the_compiled_search_reads():
+    from engine import depth, kernels
+
+    assert (depth.KIND_FIXED, depth.KIND_BY_BOARD, depth.KIND_NODES) == (
+        kernels.KIND_FIXED, kernels.KIND_BY_BOARD, kernels.KIND_NODES)
