@@ -178,9 +178,10 @@ def format_generation(config: RunConfig, measured: Measured, configured: int) ->
     elif reliable <= configured:
         lines.append(
             f"ranks: reliable at the configured {configured:,} games now, but not once the step "
-            "size has shrunk: a strategy that adds games when ranks turn to noise ('racing', "
-            "'uh-cma-es') or averages the noise over more candidates ('population') keeps "
-            "them useful")
+            "size has shrunk; measured, that is no reason for more games: at depths 1 and 2, 64 "
+            "fixed games reached a validated target for less than racing, 'uh-cma-es' or a "
+            "larger 'population' (runs/RESULTS.md, \"Strategies\"): CMA-ES learns more from "
+            "more generations of noisier ranks")
     else:
         lines.append(
             f"ranks: unreliable at the configured {configured:,} games from the first "

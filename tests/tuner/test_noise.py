@@ -189,7 +189,7 @@ def generation(spread_of_values: float, stderr: float, games: int) -> tuple[Fitn
     [(60_000.0, ("ranks: reliable at the configured 24 games, now and once the step size has "
                  "shrunk 4-fold")),
      (12_000.0, ("ranks: reliable at the configured 24 games now, but not once the step size "
-                 "has shrunk: a strategy that adds games")),
+                 "has shrunk; measured, that is no reason for more games")),
      (5_000.0, ("ranks: unreliable at the configured 24 games from the first generation: play "
                 "about ")),
      (100.0, "ranks: the candidates do not differ measurably over 24 games each")],
