@@ -729,11 +729,23 @@ def ray_started(process: subprocess.Popen):
 SIGNALS = [signal.SIGTERM, signal.SIGINT]
 
 
+def loading_numpy(process: subprocess.Popen):
+    """Whether the process has begun loading numpy: past Python's own start-up (a Ctrl-C inside
+    it is Python's "Fatal Python error", before any of tune's code runs), into tune's loading."""
+    def ready() -> bool:
+        try:
+            return "_multiarray_umath" in Path(f"/proc/{process.pid}/maps").read_text()
+        except OSError:
+            return False
+    return ready
+
+
 @pytest.mark.parametrize("sig", SIGNALS, ids=["SIGTERM", "SIGINT"])
 def test_interrupting_a_command_while_it_loads(work, sig):
     before = snapshot(work)
     process = start(["family", "check", "classic"], work)
-    out, err = interrupt_at_random(process, sig, f"loading {sig}", window=(0.05, 0.3))
+    out, err = interrupt_at_random(process, sig, f"loading {sig}", ready=loading_numpy(process),
+                                   window=(0.0, 0.25))
     assert_interrupted(process, out, err, sig)
     assert snapshot(work) == before
 
