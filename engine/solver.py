@@ -159,8 +159,7 @@ class Solver:
 
     def move_values(self, board: Board | Sequence[Sequence[int]]) -> dict[Move, float | None]:
         """The expectimax value of every move (None when a move is illegal)."""
-        self._search(as_board(board))
-        return {m: (None if self._values[m] < 0 else float(self._values[m])) for m in Move}
+        return self.decide(board).values
 
     def best_move(self, board: Board | Sequence[Sequence[int]]) -> Move | None:
         """The move with the highest expected value; None when no move is legal."""
