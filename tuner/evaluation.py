@@ -238,11 +238,14 @@ class RayEvaluator(_Backend):
         self.worker_specs: dict[str, str] = {}
         self.session = RaySession(address, workers, lambda: self._ship(families), connect_timeout)
         ray = self.ray = self.session.ray
-        self.workers = self._cpus()
         self.leftovers: list = []  # refs of speculative units no schedule needs any more
-        self._remote = ray.remote(num_cpus=1, max_retries=max_retries, retry_exceptions=False)(
-            play_unit
-        )
+        try:
+            self.workers = self._cpus()
+            self._remote = ray.remote(num_cpus=1, max_retries=max_retries,
+                                      retry_exceptions=False)(play_unit)
+        except BaseException:  # Ctrl-C, say: no evaluator is returned, so none will close Ray
+            self.session.close()
+            raise
 
     def _ship(self, families: Sequence[str]) -> dict | None:
         """The runtime_env that brings these families' code to every worker (None: nothing to

@@ -10,8 +10,8 @@ generations (``check``), and a dropped interrupt is not printed: it is not lost.
 
 ``held`` blocks the signals for a block of code that must not be cut (Ray's import, start and
 shutdown: an interrupted ``ray.init`` has crashed the driver and orphaned Ray's processes) and
-hands the caller those that came. ``deferred`` holds them while a generation's files are written
-and raises the interrupt once they all are.
+hands the caller, once the block has ended, every one that came in it. ``deferred`` holds them
+while a generation's files are written and raises the interrupt once they all are.
 
 Since ``Interrupted`` is what a signal raises, a plain ``KeyboardInterrupt`` under these handlers
 came from code that raised it itself (a family's own code, say), not from the keyboard.
@@ -84,9 +84,8 @@ def deferred():
         return
     _deferring = True
     try:
-        with held() as arrived:
+        with held() as caught:
             yield
-            caught = arrived()
     finally:
         _deferring = False
     raise_if_any(caught)
@@ -97,14 +96,17 @@ def deferred():
 def held(signals: tuple[signal.Signals, ...] = SIGNALS):
     """Hold these signals back for the block: blocked in this thread (so they interrupt no
     system call, in it or in the threads it starts), and recorded by their handlers should one
-    come through anyway; handlers and mask are put back afterwards. Processes forked meanwhile do
-    not inherit the block. Yields a function that returns the signals that arrived (taking
-    pending ones, so that a block nested inside cannot drop them); what to do about them is the
-    caller's (``raise_if_any``). Ignored signals stay ignored. A no-op off the main thread,
-    which is the only one that runs Python's signal handlers."""
+    come through anyway (to a thread that does not block them); handlers and mask are put back
+    afterwards. Processes forked meanwhile do not inherit the block.
+
+    Yields a list that holds, once the block has ended, every signal that arrived in it (pending
+    ones are taken off, so that a block nested inside cannot drop them): read it after the
+    ``with`` statement, never inside, where one that comes later would be missed. What to do
+    about them is the caller's (``raise_if_any``). Ignored signals stay ignored. A no-op off the
+    main thread, which is the only one that runs Python's signal handlers."""
     caught: list[int] = []
     if threading.current_thread() is not threading.main_thread():
-        yield lambda: caught
+        yield caught
         return
     _unblock_after_fork_registered()
     previous = {}
@@ -114,17 +116,13 @@ def held(signals: tuple[signal.Signals, ...] = SIGNALS):
     outer = set(_unblock_in_children)
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, set(signals))
     _unblock_in_children.update(set(signals) - mask)
-
-    def arrived() -> list[int]:
+    try:
+        yield caught
+    finally:
         for sig in set(previous) & signal.sigpending():
             if signal.sigtimedwait({sig}, 0) is not None:  # taken off the pending set
                 caught.append(sig)
-        return list(dict.fromkeys(caught))
-
-    try:
-        yield arrived
-    finally:
-        arrived()
+        caught[:] = dict.fromkeys(caught)
         _unblock_in_children.intersection_update(outer)
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         for sig, handler in previous.items():

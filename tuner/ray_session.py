@@ -63,7 +63,7 @@ class RaySession:
                 else:
                     self._start(workers, runtime_env)
             except BaseException:
-                self._restore_environ()
+                self._shutdown()  # a signal that came after ray.init returned: end that Ray too
                 raise
         import ray
 
@@ -117,7 +117,7 @@ class RaySession:
         children_before = processes.children(os.getpid())
         error = None
         with _ray_sigterm_handler_kept_back() as ray_sigterm_handlers, \
-                interrupts.held() as arrived:
+                interrupts.held() as caught:
             self._started = True
             try:
                 ray.init(**options)
@@ -126,11 +126,9 @@ class RaySession:
             except BaseException:
                 self._shutdown(children_before)
                 raise
-            caught = arrived()
-            if error is not None or caught:
-                self._shutdown(children_before)
-            else:
-                self._ray_roots = processes.new_children(children_before)
+            self._ray_roots = processes.new_children(children_before)
+        if error is not None or caught:
+            self._shutdown()
         interrupts.raise_if_any(caught)
         if error is not None:
             raise error
@@ -194,10 +192,8 @@ def _import_ray() -> None:
     """Import Ray with Ctrl-C and SIGTERM held back, then raise KeyboardInterrupt if one came:
     raised while Ray's compiled modules initialise, it is printed as "Exception ignored" and
     lost."""
-    with interrupts.held() as arrived:
+    with interrupts.held() as caught:
         import ray  # noqa: F401 - imported for its side effect, once, with signals held
-
-        caught = arrived()
     interrupts.raise_if_any(caught)
 
 

@@ -22,6 +22,7 @@ from tuner import checkpoint as ckpt
 from tuner.config import parse_config
 from tuner.evaluation import SerialEvaluator
 from tuner.run import TuningRun
+from tuner.run_dir import staging_path
 
 pytestmark = pytest.mark.slow  # a few minutes: real runs killed and resumed
 
@@ -383,9 +384,12 @@ def test_a_signal_while_a_generation_is_written_waits_for_its_checkpoint(tmp_pat
     assert_same_run(run_dir, reference)
 
 
-# Moments after the run log appears, which is when tune starts Ray (about 4 s here); the last
-# ones fall in the first generation. Ctrl-C there used to crash the driver (exit -11) or leave
-# Ray's agents running; a second Ctrl-C during the shutdown killed it with Ray half stopped.
+# Moments after the new run's log appears in its staging directory, which is when tune starts Ray
+# (about 2 s here); the last ones fall in the first generation. (The run directory itself appears
+# only at the first checkpoint, by when this run is a few seconds from its end: a signal that comes
+# once the run is done is rightly no interrupt.) Ctrl-C there used to crash the driver (exit -11)
+# or leave Ray's agents running; a second Ctrl-C during the shutdown killed it with Ray half
+# stopped.
 START_UP = [
     pytest.param(signal.SIGINT, 0.0, 1, id="ctrl-c-at-once"),
     pytest.param(signal.SIGINT, 1.0, 1, id="ctrl-c-1s"),
@@ -402,7 +406,7 @@ def test_an_interrupt_while_ray_starts_exits_130_and_leaves_no_process(tmp_path,
     run_dir = tmp_path / "runs" / "faults"
     proc = start_tune(tmp_path, "--config", str(config), "--workers", "1", "--quiet",
                       own_group=True)
-    wait_for(lambda: (run_dir / ckpt.LOG_FILE).exists(), what="the run log")
+    wait_for(lambda: (staging_path(run_dir) / ckpt.LOG_FILE).exists(), what="the new run's log")
     time.sleep(delay)
     for _ in range(times):
         proc.send_signal(sig)
