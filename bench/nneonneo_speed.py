@@ -2,8 +2,8 @@
 
 nneonneo/2048-ai, the widely used C++ expectimax engine of the same design, searches
 ``max(3, distinct tiles - 2)`` chance layers a move: our ``depth: auto``. This builds its source
-(a checkout given with ``--source``; it is never shipped here) into a shared library with the
-C++ compiler, loads it with ctypes, and times one decision of each engine, alternately, on the
+(a checkout given with ``--source``; it is never shipped here) as it is (``bench/nneonneo.py``),
+loads it with ctypes, and times one decision of each engine, alternately, on the
 same positions: boards from depth-1 games of the classic reference weights (its own constants),
 spread over the game by their number of distinct tiles. Both run one thread, cutoff 1e-4. Per
 group of positions it prints decisions per second of each, our speed over its own, and how often
@@ -21,54 +21,19 @@ Run: ``python bench/nneonneo_speed.py --source PATH/TO/2048-ai`` (a checkout:
 from __future__ import annotations
 
 import argparse
-import contextlib
 import ctypes
 import json
-import os
-import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
+
+from nneonneo import build, load, quiet_stdout
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "engine" / "baselines" / "classic-reference.yaml"
 GROUPS = ((3, 6), (7, 8), (9, 9), (10, 10))  # distinct tiles: depth 3-4, 5-6, 7 and 8
 OUR_POLICIES = ("auto", "auto:cap=5", "3", "4", "nodes:200000", "nodes:2000000")
-
-
-def build(source: Path, into: Path) -> Path | str:
-    """Its shared library, built from ``source`` in ``into``; or why it cannot be."""
-    compiler = shutil.which("g++") or shutil.which("c++")
-    if compiler is None:
-        return "no C++ compiler (g++ or c++) on PATH"
-    if not (source / "2048.cpp").is_file():
-        return f"{source}: not a checkout of nneonneo/2048-ai (no 2048.cpp)"
-    for name in ("2048.cpp", "2048.h", "config.h", "platdefs.h"):
-        if (source / name).is_file():
-            shutil.copy(source / name, into / name)
-    library = into / "nneonneo2048.so"
-    done = subprocess.run([compiler, "-O3", "-std=c++11", "-fPIC", "-shared", "-o", str(library),
-                           str(into / "2048.cpp")], capture_output=True, text=True, check=False)
-    if done.returncode:
-        return f"the build failed: {done.stderr.strip().splitlines()[-1:]}"
-    return library
-
-
-@contextlib.contextmanager
-def quiet_stdout():
-    """Its engine prints every move it scores: sent to /dev/null while it decides."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    with open(os.devnull, "wb") as null:
-        os.dup2(null.fileno(), 1)
-    try:
-        yield
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
 
 
 def positions(per_group: int) -> list[tuple[int, int]]:
@@ -105,11 +70,7 @@ def main() -> None:
         if isinstance(library, str):
             print(f"skipped: {library}")
             return
-        theirs = ctypes.CDLL(str(library))
-        theirs.find_best_move.argtypes = [ctypes.c_uint64]
-        theirs.find_best_move.restype = ctypes.c_int
-        theirs.init_tables()
-        compare(theirs, args)
+        compare(load(library), args)
 
 
 def compare(theirs, args: argparse.Namespace) -> None:

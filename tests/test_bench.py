@@ -35,6 +35,101 @@ def test_the_comparison_with_nneonneo_skips_cleanly_without_its_source(tmp_path)
     assert not (tmp_path / "nneonneo_auto.json").exists()
 
 
+def test_the_games_in_nneonneos_engine_skip_cleanly_without_its_source(tmp_path):
+    assert bench(tmp_path, "nneonneo_games.py", "classic-reference") == (
+        "skipped: no --source (a checkout of nneonneo/2048-ai)\n")
+    out = bench(tmp_path, "nneonneo_games.py", "classic-reference", "--source", str(tmp_path),
+                "--out", str(tmp_path / "games.json"))
+    assert out == f"skipped: {tmp_path}: not a checkout of nneonneo/2048-ai (no 2048.cpp)\n"
+    assert not (tmp_path / "games.json").exists()
+
+
+# The lines of nneonneo/2048-ai's 2048.cpp that its build replaces, as they stand there
+THEIR_LINES = """#include "2048.h"
+static const float SCORE_LOST_PENALTY = 200000.0f;
+static const float SCORE_MONOTONICITY_POWER = 4.0f;
+static const float SCORE_MONOTONICITY_WEIGHT = 47.0f;
+static const float SCORE_SUM_POWER = 3.5f;
+static const float SCORE_SUM_WEIGHT = 11.0f;
+static const float SCORE_MERGES_WEIGHT = 700.0f;
+static const float SCORE_EMPTY_WEIGHT = 270.0f;
+
+void init_tables() {}
+    state.depth_limit = std::max(3, count_distinct_tiles(board) - 2);
+"""
+
+
+@pytest.fixture
+def nneonneo_build():
+    sys.path.insert(0, str(BENCH))
+    try:
+        import nneonneo
+
+        yield nneonneo
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+def test_a_weights_files_constants_and_a_depth_policy_replace_nneonneos_own(nneonneo_build):
+    from engine.depth import parse_depth
+    from engine.export import c_source
+    from engine.weights_file import read_weights
+
+    constants = c_source(read_weights(BENCH.parent / "runs" / "classic-d3" / "best.yaml"), "x")
+    text = nneonneo_build.patched(THEIR_LINES, constants, parse_depth("auto:cap=6"))
+    assert "static const float" not in text
+    assert text.count("static const double SCORE_") == 7
+    assert "SCORE_MONOTONICITY_POWER = 3.1067677683905495;" in text
+    assert text.index("SCORE_LOST_PENALTY") < text.index("void init_tables")
+    assert "state.depth_limit = std::min(6, std::max(3, count_distinct_tiles(board) - 2));" in text
+    fixed = nneonneo_build.patched(THEIR_LINES, None, parse_depth("3"))
+    assert "state.depth_limit = 3;" in fixed and "SCORE_SUM_POWER = 3.5f;" in fixed
+    assert nneonneo_build.patched(THEIR_LINES) == THEIR_LINES
+    with pytest.raises(ValueError, match="node budget"):
+        nneonneo_build.patched(THEIR_LINES, None, parse_depth("nodes:200000"))
+    with pytest.raises(ValueError, match="not the seven expected"):
+        nneonneo_build.patched(THEIR_LINES.replace("SCORE_SUM_POWER", "SUM_POWER"), constants)
+
+
+def test_the_docs_sed_lines_make_the_same_source_as_the_benchmarks_build(tmp_path, nneonneo_build):
+    """docs/cli.md tells users to drop an export into nneonneo/2048-ai with sed: run them."""
+    from engine.depth import parse_depth
+
+    docs = (BENCH.parent / "docs" / "cli.md").read_text()
+    drop_in = next(line for line in docs.splitlines() if line.startswith("sed -i -e"))
+    fixed_depth = next(part.strip("`") for part in docs.split("`")
+                       if part.startswith("sed -i 's/std::max"))
+    source = tmp_path / "2048.cpp"
+    source.write_text(THEIR_LINES)
+    for command in (drop_in, fixed_depth):
+        subprocess.run(["bash", "-c", command], cwd=tmp_path, check=True)
+    text = source.read_text()
+    assert "SCORE_" not in text and '#include "2048.h"\n#include "tuned.h"\n' in text
+    assert nneonneo_build.patched(THEIR_LINES, None, parse_depth("3")).replace(
+        "".join(line + "\n" for line in THEIR_LINES.splitlines() if "SCORE_" in line), "") == (
+        text.replace('#include "tuned.h"\n', ""))
+
+
+def test_depth_price_prices_games_and_moves_and_goes_on_where_it_was(tmp_path):
+    args = ["--games", "2", "--policies", "1", "2", "--per-move", "1", "auto:floor=1,cap=2",
+            "--move-games", "1", "--per-group", "1", "--jobs", "1", "--out",
+            str(tmp_path / "price.json")]
+    out = bench(tmp_path, "depth_price.py", *args)
+    games = out.split("per move")[0].splitlines()
+    rows = {line.split()[0]: line.split() for line in games if line.split()[:1] in (["1"], ["2"])}
+    assert rows["1"][1] == rows["2"][1] == "2"  # games played at each policy
+    assert float(rows["2"][4]) > float(rows["1"][4])  # depth 2 evaluates more positions
+    assert out.count("a depth-3 game's moves at") == 2
+    held = json.loads((tmp_path / "price.json").read_text())
+    priced = held["moves"]["auto:floor=1,cap=2"]
+    assert [priced[board]["depth"] for tiles, group in held["groups"].items()
+            for board in group["boards"]] == [
+        min(max(1, int(tiles) - 2), 2) for tiles, group in held["groups"].items()
+        for board in group["boards"]]
+    again = bench(tmp_path, "depth_price.py", *args)
+    assert "pricing" not in again and again == out.split("\n", 1)[1]
+
+
 def test_depth_agreement_counts_a_policy_against_itself_as_agreeing_at_its_own_cost(tmp_path):
     out = bench(tmp_path, "depth_agreement.py", "--positions", "20", "--reference", "2",
                 "--policies", "2", "nodes:3000")
