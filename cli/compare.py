@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 
 from cli.options import (
@@ -21,6 +22,7 @@ from cli.options import (
 )
 from engine import finite
 from engine.weights_file import read_weights
+from tuner import interrupts
 from tuner.compare import MIN_GAMES, build_report, format_report, labels_for
 from tuner.config import RaySection
 
@@ -41,6 +43,9 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=10**9,
                         help="game i plays seed SEED + i, a 64-bit seed (default 1e9, away from "
                              "tuning seeds)")
+    parser.add_argument("--save", metavar="FILE",
+                        help="keep every game in FILE as it finishes; run again, the games "
+                             "FILE holds are not played again")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(handler=handle)
 
@@ -63,10 +68,9 @@ def handle(args: argparse.Namespace) -> int:
               for path in args.weights]
     for path, weights in zip(args.weights, loaded):
         finite.check_weights_from(path, weights.family, weights.weights)
-    from tqdm import tqdm
-
     from engine.solver import PlayerSpec
-    from tuner.evaluation import Job, evaluator_for
+    from tuner.evaluation import Job, tune2048_version
+    from tuner.saved_games import SavedGames
 
     labels = labels_for(args.weights)
     seeds = tuple(args.seed + i for i in range(args.games))
@@ -75,11 +79,39 @@ def handle(args: argparse.Namespace) -> int:
                           args.cutoff), seeds)
         for i, w in enumerate(loaded)
     ]
-    ray = RaySection.from_values("tune compare", workers=args.workers, address=args.address)
-    with evaluator_for(ray, [w.family for w in loaded]) as evaluator, \
-            tqdm(total=len(jobs) * len(seeds), unit="game", file=sys.stderr, disable=None,
-                 leave=False) as bar:
-        results = evaluator.play(jobs, bar.update)
+    saved = None if args.save is None else SavedGames(args.save, [job.spec for job in jobs],
+                                                      tune2048_version())
+    if saved is None:
+        results = play(jobs, loaded, args)
+    else:
+        to_play = [Job(job.candidate, job.spec, saved.missing(job.candidate, seeds))
+                   for job in jobs]
+        to_play = [job for job in to_play if job.seeds]
+        try:
+            play(to_play, loaded, args, lambda j, games: saved.add(to_play[j].candidate, games))
+        except KeyboardInterrupt as interrupt:
+            from cli.main import EXIT_INTERRUPTED
+
+            print(f"tune: interrupted{interrupts.describe(interrupt)}; {saved.count(seeds):,} of "
+                  f"{len(jobs) * len(seeds):,} games are kept in {args.save}; go on with:\n  "
+                  f"{shlex.join(['tune', *args.argv])}", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        results = [saved.results(job.candidate, seeds) for job in jobs]
     report = build_report(labels, jobs, results)
     print(json.dumps(report, indent=2) if args.json else format_report(report))
     return 0
+
+
+def play(jobs: list, loaded: list, args: argparse.Namespace, on_results=None) -> list:
+    """Every job's games on Ray (none started for no job), with a progress bar on a terminal."""
+    if not jobs:
+        return []
+    from tqdm import tqdm
+
+    from tuner.evaluation import evaluator_for
+
+    ray = RaySection.from_values("tune compare", workers=args.workers, address=args.address)
+    with evaluator_for(ray, [w.family for w in loaded]) as evaluator, \
+            tqdm(total=sum(len(job.seeds) for job in jobs), unit="game", file=sys.stderr,
+                 disable=None, leave=False) as bar:
+        return evaluator.play(jobs, bar.update, on_results)

@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         code = _main(argv, program)
     except KeyboardInterrupt as interrupt:  # one that came while an outcome was printed
         _decided(program)
-        print(f"tune: interrupted{_describe(interrupt)}", file=sys.stderr)
+        print(f"tune: interrupted{interrupts.describe(interrupt)}", file=sys.stderr)
         return EXIT_INTERRUPTED
     _decided(program)
     return code
@@ -134,6 +134,7 @@ def _main(argv: list[str], program: bool) -> int:
     try:
         interrupts.install()
         args = parse(argv)
+        args.argv = argv  # the command line as given: what a message says to run again
         setup_logging(args)
         if args.command is None:
             build_parser().print_help()
@@ -149,7 +150,7 @@ def _main(argv: list[str], program: bool) -> int:
         return err.exit_code
     except KeyboardInterrupt as interrupt:
         _decided(program)
-        print(f"tune: interrupted{_describe(interrupt)}", file=sys.stderr)
+        print(f"tune: interrupted{interrupts.describe(interrupt)}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # e.g. `tune report RUN | head`: the reader left, nothing to say
         _decided(program)
@@ -171,16 +172,6 @@ def _decided(program: bool) -> None:
     if program:
         for sig in interrupts.SIGNALS:
             signal.signal(sig, signal.SIG_IGN)
-
-
-def _describe(interrupt: KeyboardInterrupt) -> str:
-    """' (SIGTERM)' when SIGTERM was what interrupted: Ray raises a plain KeyboardInterrupt of
-    its own for a signal that comes while it waits, and the signal is what counts."""
-    try:
-        interrupts.check()
-    except interrupts.Interrupted as signalled:
-        return interrupts.describe(signalled)
-    return interrupts.describe(interrupt)
 
 
 def setup_logging(args: argparse.Namespace) -> None:

@@ -5,4 +5,4 @@ importing numba and the compiled kernels (a bad argument is refused at once).
 """
 
 DEFAULT_CUTOFF = 1e-4  # cumulative-probability cutoff of the search
-MILESTONES = (2048, 4096, 8192, 16384)  # tiles whose reach rates are reported
+MILESTONES = (2048, 4096, 8192, 16384, 32768)  # tiles whose reach rates are reported

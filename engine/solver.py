@@ -46,7 +46,7 @@ class GameResult:
 
     @property
     def milestones(self) -> dict[int, bool]:
-        """Whether 2048, 4096, 8192 and 16384 were reached."""
+        """Whether 2048, 4096, 8192, 16384 and 32768 were reached."""
         return {tile: self.reached(tile) for tile in MILESTONES}
 
     def to_dict(self) -> dict:

@@ -139,10 +139,11 @@ class Evaluator(Protocol):
 
     workers: int
 
-    def play(self, jobs: Sequence[Job],
-             progress: Callable[[int], None] | None = None) -> list[list[GameResult]]:
+    def play(self, jobs: Sequence[Job], progress: Callable[[int], None] | None = None,
+             on_results: Callable[[int, list[GameResult]], None] | None = None,
+             ) -> list[list[GameResult]]:
         """Play all of every job's seeds; ``progress`` is called with the number of games each
-        unit played."""
+        unit played, ``on_results`` with its job's index in ``jobs`` and its games."""
 
     def run(self, jobs: Sequence[Job], schedule: Schedule,
             progress: Callable[[int], None] | None = None) -> list[list[GameResult]]:
@@ -163,8 +164,9 @@ class Evaluator(Protocol):
 class _Backend:
     """What both evaluators share: ``play`` is ``run`` with every job's games, and a context."""
 
-    def play(self, jobs: Sequence[Job], progress: Callable[[int], None] | None = None):
-        return self.run(jobs, AllGames([job.seeds for job in jobs]), progress)
+    def play(self, jobs: Sequence[Job], progress: Callable[[int], None] | None = None,
+             on_results: Callable[[int, list[GameResult]], None] | None = None):
+        return self.run(jobs, AllGames([job.seeds for job in jobs], on_results), progress)
 
     def __enter__(self):
         return self

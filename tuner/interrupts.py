@@ -40,10 +40,14 @@ class Interrupted(KeyboardInterrupt):
 
 
 def describe(interrupt: KeyboardInterrupt) -> str:
-    """' (SIGTERM)' for an interrupt that SIGTERM raised, else '': what the last line says."""
-    if isinstance(interrupt, Interrupted) and interrupt.args == (signal.SIGTERM,):
-        return " (SIGTERM)"
-    return ""
+    """' (SIGTERM)' when SIGTERM is what interrupted, else '': what the last line says. The last
+    signal received counts first: Ray raises a plain ``KeyboardInterrupt`` of its own for a
+    signal that comes while it waits."""
+    if _received:
+        signum = _received[-1]
+    else:
+        signum = interrupt.args[0] if isinstance(interrupt, Interrupted) else None
+    return " (SIGTERM)" if signum == signal.SIGTERM else ""
 
 
 def install() -> None:

@@ -267,18 +267,24 @@ class _Games:
 
 
 class AllGames:
-    """Every job plays all its seeds; all units are handed out at once."""
+    """Every job plays all its seeds; all units are handed out at once. ``on_record(job,
+    results)``, if given, sees each unit's results as they arrive (so that a long comparison can
+    keep its games as it goes)."""
 
-    def __init__(self, seeds: Sequence[Sequence[int]]):
+    def __init__(self, seeds: Sequence[Sequence[int]],
+                 on_record: Callable[[int, list[GameResult]], None] | None = None):
         self._games = _Games(seeds)
         for job, job_seeds in enumerate(self._games.seeds):
             self._games.want(job, len(job_seeds))
+        self._on_record = on_record
 
     def next_units(self, idle: int, size: UnitSize) -> list[Unit]:
         return self._games.wanted_units(size)
 
     def record(self, unit: Unit, results: list[GameResult]) -> None:
         self._games.record(unit, results)
+        if self._on_record is not None:
+            self._on_record(unit.job, results)
 
     can_speculate = False
 

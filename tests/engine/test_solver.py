@@ -143,7 +143,7 @@ def test_milestones_follow_the_max_tile(top):
     result = GameResult(
         seed=0, score=0, max_tile=top, moves=0, seconds=0.0, moves_evaluated=0, final_board=0
     )
-    assert list(result.milestones) == list(MILESTONES) == [2048, 4096, 8192, 16384]
+    assert list(result.milestones) == list(MILESTONES) == [2048, 4096, 8192, 16384, 32768]
     assert result.milestones == {tile: top >= tile for tile in MILESTONES}
     assert result.reached(top) or top == 0
 

@@ -36,7 +36,7 @@ def test_summary_of_four_games():
     assert summary.stdev == pytest.approx(sd, rel=1e-12)
     assert summary.ci95 == pytest.approx(1.96 * sd / math.sqrt(4), rel=1e-4)
     assert summary.stderr == pytest.approx(sd / 2, rel=1e-12)
-    assert summary.reach == {2048: 0.75, 4096: 0.25, 8192: 0.0, 16384: 0.0}
+    assert summary.reach == {2048: 0.75, 4096: 0.25, 8192: 0.0, 16384: 0.0, 32768: 0.0}
     assert summary.max_tiles == {1024: 1, 2048: 2, 4096: 1}
     assert list(summary.max_tiles) == [1024, 2048, 4096]  # sorted by tile
     assert summary.mean_moves == 25
@@ -48,7 +48,7 @@ def test_summary_of_an_odd_number_of_games():
     summary = summarize(results)
     assert summary.median == 70000
     assert summary.mean == pytest.approx(375000 / 3)
-    assert summary.reach == {2048: 2 / 3, 4096: 2 / 3, 8192: 1 / 3, 16384: 1 / 3}
+    assert summary.reach == {2048: 2 / 3, 4096: 2 / 3, 8192: 1 / 3, 16384: 1 / 3, 32768: 0.0}
     assert summary.max_tiles == {512: 1, 4096: 1, 16384: 1}
 
 
@@ -58,7 +58,7 @@ def test_summary_of_one_game_has_no_spread():
     assert summary.stdev == 0.0
     assert summary.ci95 == 0.0
     assert summary.moves_per_second == 14
-    assert summary.reach == {2048: 0.0, 4096: 0.0, 8192: 0.0, 16384: 0.0}
+    assert summary.reach == {2048: 0.0, 4096: 0.0, 8192: 0.0, 16384: 0.0, 32768: 0.0}
 
 
 def test_identical_scores_have_a_zero_interval():

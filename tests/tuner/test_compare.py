@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
-from engine import Solver
+from engine import Solver, read_weights
 from tuner.compare import labels_for, paired_difference
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -124,7 +124,7 @@ def test_the_report_says_what_its_intervals_are_and_reads_as_people_write_number
 
     player = {"name": "tuned", "depth": 3, "games": 1000, "mean": 151_315.4, "ci95": 4_332.1,
               "median": 150_020.0, "reach": {"2048": 0.996, "4096": 0.95, "8192": 0.723,
-                                             "16384": 0.1}, "mean_moves": 7_321.0}
+                                             "16384": 0.1, "32768": 0.0}, "mean_moves": 7_321.0}
     pair = {"a": "tuned", "b": "reference", "mean_difference": 19_610.2, "ci95": 3_120.4,
             "p_value": 3e-12}
     text = format_report({"players": [player], "pairs": [pair]})
@@ -134,3 +134,121 @@ def test_the_report_says_what_its_intervals_are_and_reads_as_people_write_number
                                                 "150,020"]
     assert text.splitlines()[-1] == "tuned - reference: +19,610 +/- 3,120   p < 0.0001"
     assert "e-" not in text and "e+" not in text
+
+
+# ---- --save: a comparison kept game by game, and gone on with ----------------------------------
+
+def compare(*args: str, driver: str = "") -> subprocess.CompletedProcess:
+    code = driver + "import sys; from cli.main import main; sys.exit(main(sys.argv[1:]))"
+    return subprocess.run([sys.executable, "-c", code, "compare", *args], capture_output=True,
+                          text=True, timeout=600, check=False)
+
+
+PAIR = [str(WEIGHTS / "classic-reference.yaml"), str(WEIGHTS / "seed002-snake.yaml")]
+
+# Ctrl-C as the first unit's games are kept: the comparison stops there.
+CTRL_C_AFTER_THE_FIRST_UNIT = """
+import os, signal
+from tuner import saved_games
+real_add = saved_games.SavedGames.add
+def add(self, player, results):
+    real_add(self, player, results)
+    os.kill(os.getpid(), signal.SIGINT)
+saved_games.SavedGames.add = add
+signal.signal(signal.SIGINT, signal.default_int_handler)
+"""
+
+
+def test_a_saved_comparison_stopped_by_ctrl_c_goes_on_to_the_same_report(tmp_path):
+    save = tmp_path / "games.json"
+    args = [*PAIR, "--depth", "1", "--games", "40", "--workers", "1", "--json", "--save",
+            str(save)]
+    stopped = compare(*args, driver=CTRL_C_AFTER_THE_FIRST_UNIT)
+    assert stopped.returncode == 130, stopped.stderr
+    kept = sum(map(len, json.loads(save.read_text())["games"]))
+    assert 0 < kept < 80
+    assert (f"games are kept in {save}; go on with:\n  tune compare {PAIR[0]} {PAIR[1]} "
+            f"--depth 1 --games 40 --workers 1 --json --save {save}\n") in stopped.stderr
+    assert "Traceback" not in stopped.stderr
+    went_on = compare(*args)
+    assert went_on.returncode == 0, went_on.stderr
+    unsaved = compare(*args[:-2])
+    assert json.loads(went_on.stdout) == json.loads(unsaved.stdout)
+    assert [len(games) for games in json.loads(save.read_text())["games"]] == [40, 40]
+
+
+def test_the_games_a_save_holds_are_not_played_again(tmp_path, monkeypatch, capsys):
+    save = tmp_path / "games.json"
+    done = compare(*PAIR, "--depth", "0", "--games", "30", "--seed", "7", "--workers", "1",
+                   "--save", str(save))
+    assert done.returncode == 0, done.stderr
+    held = json.loads(save.read_text())
+    assert held["format"] == "tune2048-compare-games" and held["version"] == 1
+    assert [p["depth"] for p in held["players"]] == [0, 0]
+    assert [g["seed"] for g in held["games"][0]] == list(range(7, 37))
+    held["games"][0][0]["score"] += 30_000_000  # a kept game counts as it is kept
+    save.write_text(json.dumps(held))
+
+    import tuner.evaluation
+
+    def no_ray(*args, **kwargs):
+        raise AssertionError("Ray started")
+
+    monkeypatch.setattr(tuner.evaluation, "RayEvaluator", no_ray)
+    assert main(["compare", *PAIR, "--depth", "0", "--games", "30", "--seed", "7", "--json",
+                 "--save", str(save)]) == 0
+    classic, _snake = json.loads(capsys.readouterr().out)["players"]
+    scores = [Solver.from_file(PAIR[0], depth=0).play(seed).score for seed in range(7, 37)]
+    assert classic["mean"] == pytest.approx((sum(scores) + 30_000_000) / 30)
+
+
+THIS_VERSION = '{"format": "tune2048-compare-games", "version": 1, "tune2048": "{version}", '
+
+
+@pytest.mark.parametrize(
+    ("held", "expected"),
+    [
+        ("not json", "not a file of tune compare's games"),
+        ('{"format": "tune2048-weights"}', "not a file of tune compare's games"),
+        ('{"format": "tune2048-compare-games", "version": 9}', "games file version 9"),
+        ('{"format": "tune2048-compare-games", "version": 1, "tune2048": "0.0.1"}',
+         "holds games played by tune2048 0.0.1"),
+        (THIS_VERSION + '"players": []}', "holds the games of other players"),
+        (THIS_VERSION + '"players": {players}, "games": [[{"seed": 1}], []]}',
+         "a game is not as tune compare"),
+    ],
+)
+def test_a_save_file_of_anything_else_is_refused_and_left_as_it_was(tmp_path, monkeypatch, capsys,
+                                                                     held, expected):
+    import tuner.evaluation
+    from engine.solver import PlayerSpec
+    from tuner.saved_games import player
+
+    def no_ray(*args, **kwargs):
+        raise AssertionError("Ray started")
+
+    monkeypatch.setattr(tuner.evaluation, "RayEvaluator", no_ray)
+    players = [player(PlayerSpec("classic", read_weights(path).weights, 1, 0.0001))
+               for path in (PAIR[0], PAIR[0])]
+    save = tmp_path / "games.json"
+    text = held.replace("{version}", tuner.evaluation.tune2048_version()).replace(
+        "{players}", json.dumps(players))
+    save.write_text(text)
+    assert main(["compare", PAIR[0], PAIR[0], "--depth", "1", "--save", str(save)]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"tune: error: {save}: ") and expected in line, line
+    assert save.read_text() == text
+    assert [p.name for p in tmp_path.iterdir()] == ["games.json"]
+
+
+def test_a_save_path_that_cannot_be_written_is_refused_before_ray_starts(tmp_path, monkeypatch,
+                                                                         capsys):
+    import tuner.evaluation
+
+    def no_ray(*args, **kwargs):
+        raise AssertionError("Ray started")
+
+    monkeypatch.setattr(tuner.evaluation, "RayEvaluator", no_ray)
+    assert main(["compare", PAIR[0], PAIR[0], "--save", str(tmp_path)]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"tune: error: {tmp_path}")

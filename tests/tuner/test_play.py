@@ -192,7 +192,7 @@ def test_the_summary_reads_as_people_write_numbers():
     from tuner.play import format_summary
 
     summary = Summary(games=1000, mean=33_820.4, median=30_114.0, stdev=18_000.0, ci95=1_115.6,
-                      reach={2048: 0.5, 4096: 0.1, 8192: 0.0, 16384: 0.0},
+                      reach={2048: 0.5, 4096: 0.1, 8192: 0.0, 16384: 0.0, 32768: 0.0},
                       max_tiles={1024: 500, 2048: 400, 4096: 100}, mean_moves=1_800.0,
                       moves_per_second=25_000.0)
     text = format_summary(PlayerSpec("classic", {}, 1, 0.0001), summary, 12.3)

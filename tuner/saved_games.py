@@ -1,0 +1,93 @@
+"""The games of a comparison kept in a file (``tune compare --save FILE``), so that one too long
+for a sitting (hundreds of depth-4 games) goes on where it stopped.
+
+The file is JSON: ``{"format": "tune2048-compare-games", "version": 1, "tune2048": VERSION,
+"players": [...], "games": [[game, ...], ...]}``. Each player is what decides its games (family,
+weights, depth policy, cutoff), in the order the files were named; each game is a
+``GameResult`` as a mapping, keyed by its seed. A game is a pure function of its player and its
+seed, so the games a file holds count for any later comparison of the same players by the same
+tune2048 version, whatever its ``--games`` and ``--seed``. The file is rewritten atomically
+after each unit of games; a file that holds other players, another version's games or anything
+else is refused before a game is played, and never written.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from engine.atomic import atomic_write, check_target
+from engine.depth import to_yaml
+from engine.errors import BadInput
+from engine.solver import GameResult, PlayerSpec
+
+MARKER = "tune2048-compare-games"
+VERSION = 1
+
+
+def player(spec: PlayerSpec) -> dict:
+    """What decides a player's games, as the file records it."""
+    return {"family": spec.family, "weights": dict(spec.weights), "depth": to_yaml(spec.depth),
+            "cutoff": spec.cutoff}
+
+
+class SavedGames:
+    """The games of ``specs`` kept in ``path``: those it holds already, and each new unit's
+    written there as it arrives."""
+
+    def __init__(self, path: str | Path, specs: Sequence[PlayerSpec], version: str):
+        self.path = Path(path)
+        self.version = version
+        self.players = [player(spec) for spec in specs]
+        self.games: list[dict[int, GameResult]] = [{} for _ in specs]
+        check_target(self.path)
+        if self.path.exists():
+            self._read()
+
+    def _read(self) -> None:
+        try:
+            held = json.loads(self.path.read_text(encoding="utf-8"))
+            marker = held.get("format") if isinstance(held, dict) else None
+        except (OSError, UnicodeDecodeError, ValueError) as err:
+            raise BadInput(f"{self.path}: not a file of tune compare's games ({err})") from None
+        if marker != MARKER:
+            raise BadInput(f"{self.path}: not a file of tune compare's games (no \"format: "
+                           f"{MARKER}\"); name another --save file")
+        if held.get("version") != VERSION:
+            raise BadInput(f"{self.path}: games file version {held.get('version')!r}; this "
+                           f"tune2048 reads version {VERSION}")
+        if held.get("tune2048") != self.version:
+            raise BadInput(f"{self.path}: holds games played by tune2048 {held.get('tune2048')}, "
+                           f"this is {self.version}: name another --save file")
+        if held.get("players") != self.players:
+            raise BadInput(f"{self.path}: holds the games of other players (weights, depth or "
+                           "cutoff): name another --save file")
+        try:
+            self.games = [{game["seed"]: GameResult(**game) for game in games}
+                          for games in held["games"]]
+        except (KeyError, TypeError) as err:
+            raise BadInput(f"{self.path}: a game is not as tune compare writes it "
+                           f"({err})") from None
+
+    def missing(self, player_index: int, seeds: Sequence[int]) -> tuple[int, ...]:
+        """Those of ``seeds`` that the player has not played yet."""
+        return tuple(seed for seed in seeds if seed not in self.games[player_index])
+
+    def add(self, player_index: int, results: Sequence[GameResult]) -> None:
+        """Keep these games of the player, and write the file."""
+        self.games[player_index].update((game.seed, game) for game in results)
+        document = {
+            "format": MARKER, "version": VERSION, "tune2048": self.version,
+            "players": self.players,
+            "games": [[games[seed].to_dict() for seed in sorted(games)] for games in self.games],
+        }
+        atomic_write(self.path, json.dumps(document, indent=1) + "\n")
+
+    def results(self, player_index: int, seeds: Sequence[int]) -> list[GameResult]:
+        """The player's games on ``seeds``, in their order (every one must have been played)."""
+        return [self.games[player_index][seed] for seed in seeds]
+
+    def count(self, seeds: Sequence[int]) -> int:
+        """How many of the comparison's games (every player on ``seeds``) are kept."""
+        return sum(seed in games for games in self.games for seed in seeds)
