@@ -172,8 +172,12 @@ def test_a_saved_comparison_stopped_by_ctrl_c_goes_on_to_the_same_report(tmp_pat
     assert "Traceback" not in stopped.stderr
     went_on = compare(*args)
     assert went_on.returncode == 0, went_on.stderr
-    unsaved = compare(*args[:-2])
-    assert json.loads(went_on.stdout) == json.loads(unsaved.stdout)
+    report = json.loads(went_on.stdout)
+    seeds = range(10**9, 10**9 + 40)
+    means = [sum(Solver.from_file(path, depth=1).play(seed).score for seed in seeds) / 40
+             for path in PAIR]
+    assert [p["mean"] for p in report["players"]] == pytest.approx(means)
+    assert report["pairs"][0]["mean_difference"] == pytest.approx(means[0] - means[1])
     assert [len(games) for games in json.loads(save.read_text())["games"]] == [40, 40]
 
 
