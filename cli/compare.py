@@ -59,6 +59,8 @@ def check_args(args: argparse.Namespace) -> None:
     args.depth = check_depth(args.depth)
     check_cutoff(args.cutoff)
     check_seed_range(args.seed, args.games)
+    if args.save == "":
+        raise UsageError("--save needs a file name")
     check_ray(args)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import fields
 from pathlib import Path
 
 from engine.atomic import atomic_write, check_target
@@ -24,6 +25,7 @@ from engine.solver import GameResult, PlayerSpec
 
 MARKER = "tune2048-compare-games"
 VERSION = 1
+GAME_FIELDS = {field.name for field in fields(GameResult)}
 
 
 def player(spec: PlayerSpec) -> dict:
@@ -63,12 +65,11 @@ class SavedGames:
         if held.get("players") != self.players:
             raise BadInput(f"{self.path}: holds the games of other players (weights, depth or "
                            "cutoff): name another --save file")
-        try:
-            self.games = [{game["seed"]: GameResult(**game) for game in games}
-                          for games in held["games"]]
-        except (KeyError, TypeError) as err:
-            raise BadInput(f"{self.path}: a game is not as tune compare writes it "
-                           f"({err})") from None
+        games = held.get("games")
+        if not isinstance(games, list) or len(games) != len(self.players) or not all(
+                isinstance(kept, list) and all(map(_is_game, kept)) for kept in games):
+            raise BadInput(f"{self.path}: its games are not as tune compare writes them")
+        self.games = [{game["seed"]: GameResult(**game) for game in kept} for kept in games]
 
     def missing(self, player_index: int, seeds: Sequence[int]) -> tuple[int, ...]:
         """Those of ``seeds`` that the player has not played yet."""
@@ -91,3 +92,11 @@ class SavedGames:
     def count(self, seeds: Sequence[int]) -> int:
         """How many of the comparison's games (every player on ``seeds``) are kept."""
         return sum(seed in games for games in self.games for seed in seeds)
+
+
+def _is_game(game: object) -> bool:
+    """Whether ``game`` is a ``GameResult`` as ``add`` writes it."""
+    return (isinstance(game, dict) and game.keys() == GAME_FIELDS
+            and all(isinstance(value, int) and not isinstance(value, bool)
+                    for key, value in game.items() if key != "seconds")
+            and isinstance(game["seconds"], int | float))

@@ -93,6 +93,7 @@ def test_compare_refuses_too_few_games_for_a_paired_test():
         (["--workers", "0"], "--workers must be from 1 to 4,096, got 0"),
         (["--address", "localhost"], "--address must be 'auto' or HOST:PORT, got 'localhost'"),
         (["--depth", "9"], "--depth must be from 0 to 8, got 9"),
+        (["--save", ""], "--save needs a file name"),
     ],
 )
 def test_bad_arguments_are_refused_before_ray_starts(args, expected, capsys, monkeypatch):
@@ -219,7 +220,13 @@ THIS_VERSION = '{"format": "tune2048-compare-games", "version": 1, "tune2048": "
          "holds games played by tune2048 0.0.1"),
         (THIS_VERSION + '"players": []}', "holds the games of other players"),
         (THIS_VERSION + '"players": {players}, "games": [[{"seed": 1}], []]}',
-         "a game is not as tune compare"),
+         "its games are not as tune compare writes them"),
+        (THIS_VERSION + '"players": {players}, "games": [[]]}',
+         "its games are not as tune compare writes them"),
+        (THIS_VERSION + '"players": {players}, "games": [[' + json.dumps(
+            {"seed": "5", "score": 1, "max_tile": 2, "moves": 1, "seconds": 0.1,
+             "moves_evaluated": 4, "final_board": 1}) + '], []]}',
+         "its games are not as tune compare writes them"),
     ],
 )
 def test_a_save_file_of_anything_else_is_refused_and_left_as_it_was(tmp_path, monkeypatch, capsys,
