@@ -22,7 +22,6 @@ from cli.options import (
 )
 from engine import finite
 from engine.weights_file import read_weights
-from tuner import interrupts
 from tuner.compare import MIN_GAMES, build_report, format_report, labels_for
 from tuner.config import RaySection
 
@@ -91,13 +90,11 @@ def handle(args: argparse.Namespace) -> int:
         to_play = [job for job in to_play if job.seeds]
         try:
             play(to_play, loaded, args, lambda j, games: saved.add(to_play[j].candidate, games))
-        except KeyboardInterrupt as interrupt:
-            from cli.main import EXIT_INTERRUPTED
-
-            print(f"tune: interrupted{interrupts.describe(interrupt)}; {saved.count(seeds):,} of "
-                  f"{len(jobs) * len(seeds):,} games are kept in {args.save}; go on with:\n  "
-                  f"{shlex.join(['tune', *args.argv])}", file=sys.stderr)
-            return EXIT_INTERRUPTED
+        except KeyboardInterrupt:  # the last line, "tune: interrupted", is the command's
+            print(f"{saved.count(seeds):,} of {len(jobs) * len(seeds):,} games are kept in "
+                  f"{args.save}; go on with:\n  {shlex.join(['tune', *args.argv])}",
+                  file=sys.stderr)
+            raise
         results = [saved.results(job.candidate, seeds) for job in jobs]
     report = build_report(labels, jobs, results)
     print(json.dumps(report, indent=2) if args.json else format_report(report))

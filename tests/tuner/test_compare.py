@@ -168,9 +168,10 @@ def test_a_saved_comparison_stopped_by_ctrl_c_goes_on_to_the_same_report(tmp_pat
     assert stopped.returncode == 130, stopped.stderr
     kept = sum(map(len, json.loads(save.read_text())["games"]))
     assert 0 < kept < 80
-    assert (f"games are kept in {save}; go on with:\n  tune compare {PAIR[0]} {PAIR[1]} "
-            f"--depth 1 --games 40 --workers 1 --json --save {save}\n") in stopped.stderr
-    assert "Traceback" not in stopped.stderr
+    assert stopped.stderr.endswith(
+        f" of 80 games are kept in {save}; go on with:\n  tune compare {PAIR[0]} {PAIR[1]} "
+        f"--depth 1 --games 40 --workers 1 --json --save {save}\ntune: interrupted\n")
+    assert f"{kept} of 80 games" in stopped.stderr and "Traceback" not in stopped.stderr
     went_on = compare(*args)
     assert went_on.returncode == 0, went_on.stderr
     report = json.loads(went_on.stdout)
