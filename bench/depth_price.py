@@ -91,14 +91,11 @@ def write(path: Path, data: dict) -> None:
     atomic_write(path, json.dumps(data, indent=1) + "\n")
 
 
-def distinct_tiles(board: int) -> int:
-    return len({(board >> shift) & 0xF for shift in range(0, 64, 4)} - {0})
-
-
 def board_groups(weights: str, games: int, per_group: int) -> dict[str, dict]:
     """By number of distinct tiles: the moves of ``games`` depth-3 games that fall there, and
     ``per_group`` of their boards, evenly spread."""
     from engine import Solver
+    from engine.board import distinct_tiles
 
     solver = Solver.from_file(weights, depth=3)
     seen: dict[int, list[int]] = {}

@@ -117,6 +117,7 @@ def _load(libraries: list[str]) -> None:
 
 def _play(i: int, seed: int) -> tuple[int, int, dict]:
     """One game: engine ``i`` chooses the moves, our rules apply them and spawn from ``seed``."""
+    from engine.board import max_tile
     from engine.rules import SpawnStream, apply_move, legal_moves, new_game
 
     engine = _engines[i]
@@ -132,8 +133,7 @@ def _play(i: int, seed: int) -> tuple[int, int, dict]:
         score += points
         moves += 1
         board = stream.spawn(after)
-    top = max((board >> (4 * cell)) & 0xF for cell in range(16))
-    return i, seed, {"score": score, "max_tile": 1 << top, "moves": moves,
+    return i, seed, {"score": score, "max_tile": max_tile(board), "moves": moves,
                      "cpu_seconds": time.process_time() - start}
 
 

@@ -39,6 +39,7 @@ OUR_POLICIES = ("auto", "auto:cap=5", "3", "4", "nodes:200000", "nodes:2000000")
 def positions(per_group: int) -> list[tuple[int, int]]:
     """(board, distinct tiles): ``per_group`` boards of each group, from depth-1 games."""
     from engine import Solver
+    from engine.board import distinct_tiles
 
     solver = Solver.from_file(REFERENCE, depth=1)
     wanted = {group: [] for group in GROUPS}
@@ -47,7 +48,7 @@ def positions(per_group: int) -> list[tuple[int, int]]:
         seen: list[int] = []
         solver.play(seed, on_move=lambda board, move, score, seen=seen: seen.append(board))
         for board in seen[::37]:
-            tiles = len({(board >> shift) & 0xF for shift in range(0, 64, 4)} - {0})
+            tiles = distinct_tiles(board)
             for low, high in GROUPS:
                 if low <= tiles <= high and len(wanted[(low, high)]) < per_group:
                     wanted[(low, high)].append((board, tiles))

@@ -134,3 +134,8 @@ def max_tile(board: Board) -> int:
 def count_empty(board: Board) -> int:
     """How many cells are empty."""
     return sum(1 for i in range(16) if not (board >> (4 * i)) & 0xF)
+
+
+def distinct_tiles(board: Board) -> int:
+    """How many different tile values the board holds (what ``depth: auto`` deepens with)."""
+    return len({(board >> (4 * i)) & 0xF for i in range(16)} - {0})

@@ -11,6 +11,7 @@ from engine.board import (
     board_to_ranks,
     check_board,
     count_empty,
+    distinct_tiles,
     format_board,
     max_tile,
     parse_board,
@@ -150,7 +151,16 @@ def test_max_tile_count_empty_and_format():
     assert max_tile(0) == 0
     assert count_empty(board) == 12
     assert count_empty(0) == 16
+    assert distinct_tiles(board) == 3 and distinct_tiles(0) == 0
     lines = format_board(board).splitlines()
     assert len(lines) == 4
     assert lines[0].split() == ["2", ".", ".", "2"]
     assert lines[3].split() == [".", ".", ".", "32768"]
+
+
+def test_distinct_tiles_counts_as_the_compiled_search_does():
+    from engine import kernels
+
+    rng = np.random.default_rng(7)
+    for board in rng.integers(0, 2**64, size=200, dtype=np.uint64):
+        assert distinct_tiles(int(board)) == kernels.distinct_tiles(board)
