@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-POLICIES = ("3", "auto:cap=4", "auto:cap=5", "nodes:100000", "nodes:200000", "nodes:400000",
-            "nodes:1000000")
+POLICIES = ("3", "nodes:100000", "nodes:150000", "nodes:200000", "nodes:300000", "nodes:400000",
+            "auto:cap=4")
 
 
 def positions(weights: str, count: int, every: int) -> list[int]:

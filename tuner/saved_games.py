@@ -3,12 +3,14 @@ for a sitting (hundreds of depth-4 games) goes on where it stopped.
 
 The file is JSON: ``{"format": "tune2048-compare-games", "version": 1, "tune2048": VERSION,
 "players": [...], "games": [[game, ...], ...]}``. Each player is what decides its games (family,
-weights, depth policy, cutoff), in the order the files were named; each game is a
+weights, depth policy, cutoff), in the order they were first named; each game is a
 ``GameResult`` as a mapping, keyed by its seed. A game is a pure function of its player and its
-seed, so the games a file holds count for any later comparison of the same players by the same
-tune2048 version, whatever its ``--games`` and ``--seed``. The file is rewritten atomically
-after each unit of games; a file that holds other players, another version's games or anything
-else is refused before a game is played, and never written.
+seed, so the games a file holds count for any later comparison that names the same player
+(matched by what decides its games, not by file name or place) with the same tune2048 version,
+whatever its ``--games`` and ``--seed``: a new weights file can be judged against games already
+played by the others. Players the file holds that a comparison does not name are kept as they
+are. The file is rewritten atomically after each unit of games; a file of another version's
+games or of anything else is refused before a game is played, and never written.
 """
 
 from __future__ import annotations
@@ -41,11 +43,19 @@ class SavedGames:
     def __init__(self, path: str | Path, specs: Sequence[PlayerSpec], version: str):
         self.path = Path(path)
         self.version = version
-        self.players = [player(spec) for spec in specs]
-        self.games: list[dict[int, GameResult]] = [{} for _ in specs]
+        self.players: list[dict] = []  # every player the file holds, then those new to it
+        self.games: list[dict[int, GameResult]] = []
         check_target(self.path)
         if self.path.exists():
             self._read()
+        self._slots = [self._slot(player(spec)) for spec in specs]
+
+    def _slot(self, wanted: dict) -> int:
+        """Where ``wanted``'s games are held, made for a player new to the file."""
+        if wanted not in self.players:
+            self.players.append(wanted)
+            self.games.append({})
+        return self.players.index(wanted)
 
     def _read(self) -> None:
         try:
@@ -62,22 +72,25 @@ class SavedGames:
         if held.get("tune2048") != self.version:
             raise BadInput(f"{self.path}: holds games played by tune2048 {held.get('tune2048')}, "
                            f"this is {self.version}: name another --save file")
-        if held.get("players") != self.players:
-            raise BadInput(f"{self.path}: holds the games of other players (weights, depth or "
-                           "cutoff): name another --save file")
+        players = held.get("players")
+        if not isinstance(players, list) or not all(map(_is_player, players)) or any(
+                players.index(p) != i for i, p in enumerate(players)):
+            raise BadInput(f"{self.path}: its players are not as tune compare writes them")
         games = held.get("games")
-        if not isinstance(games, list) or len(games) != len(self.players) or not all(
+        if not isinstance(games, list) or len(games) != len(players) or not all(
                 isinstance(kept, list) and all(map(_is_game, kept)) for kept in games):
             raise BadInput(f"{self.path}: its games are not as tune compare writes them")
+        self.players = players
         self.games = [{game["seed"]: GameResult(**game) for game in kept} for kept in games]
 
     def missing(self, player_index: int, seeds: Sequence[int]) -> tuple[int, ...]:
-        """Those of ``seeds`` that the player has not played yet."""
-        return tuple(seed for seed in seeds if seed not in self.games[player_index])
+        """Those of ``seeds`` that the comparison's player ``player_index`` has not played yet."""
+        held = self.games[self._slots[player_index]]
+        return tuple(seed for seed in seeds if seed not in held)
 
     def add(self, player_index: int, results: Sequence[GameResult]) -> None:
-        """Keep these games of the player, and write the file."""
-        self.games[player_index].update((game.seed, game) for game in results)
+        """Keep these games of the comparison's player ``player_index``, and write the file."""
+        self.games[self._slots[player_index]].update((game.seed, game) for game in results)
         document = {
             "format": MARKER, "version": VERSION, "tune2048": self.version,
             "players": self.players,
@@ -87,11 +100,18 @@ class SavedGames:
 
     def results(self, player_index: int, seeds: Sequence[int]) -> list[GameResult]:
         """The player's games on ``seeds``, in their order (every one must have been played)."""
-        return [self.games[player_index][seed] for seed in seeds]
+        held = self.games[self._slots[player_index]]
+        return [held[seed] for seed in seeds]
 
     def count(self, seeds: Sequence[int]) -> int:
         """How many of the comparison's games (every player on ``seeds``) are kept."""
-        return sum(seed in games for games in self.games for seed in seeds)
+        return sum(seed in self.games[slot] for slot in self._slots for seed in seeds)
+
+
+def _is_player(held: object) -> bool:
+    """Whether ``held`` is a player as ``player`` makes it."""
+    return (isinstance(held, dict) and held.keys() == {"family", "weights", "depth", "cutoff"}
+            and isinstance(held["weights"], dict))
 
 
 def _is_game(game: object) -> bool:

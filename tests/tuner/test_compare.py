@@ -208,6 +208,63 @@ def test_the_games_a_save_holds_are_not_played_again(tmp_path, monkeypatch, caps
     assert classic["mean"] == pytest.approx((sum(scores) + 30_000_000) / 30)
 
 
+def test_a_save_holds_games_by_player_so_a_new_player_is_judged_against_kept_games(tmp_path):
+    from engine.solver import PlayerSpec
+    from tuner.saved_games import SavedGames, player
+
+    spec = {name: PlayerSpec(w.family, w.weights, 0, 0.0001)
+            for name, w in ((name, read_weights(WEIGHTS / f"{name}.yaml")) for name in
+                            ("seed002-snake", "classic-reference", "seed002-features"))}
+    snake, classic, features = spec.values()
+    seeds = range(7, 37)
+
+    def games(player: PlayerSpec) -> list:
+        solver = Solver(player.family, player.weights, depth=0)
+        return [solver.play(seed) for seed in seeds]
+
+    def scores(results: list) -> list:
+        return [(game.seed, game.score, game.final_board) for game in results]
+
+    save = tmp_path / "games.json"
+    first = SavedGames(save, [snake, classic], "9.9")
+    first.add(0, games(snake))
+    first.add(1, games(classic))
+    # A comparison naming classic again, beside a player new to the file, in another order.
+    second = SavedGames(save, [features, classic], "9.9")
+    assert second.missing(1, seeds) == () and second.missing(0, seeds) == tuple(seeds)
+    assert second.count(seeds) == 30
+    second.add(0, games(features))
+    held = json.loads(save.read_text())
+    assert held["players"] == [player(spec) for spec in (snake, classic, features)]
+    assert [len(kept) for kept in held["games"]] == [30, 30, 30]  # snake's games kept as they were
+    assert scores(second.results(0, seeds)) == scores(games(features))
+    third = SavedGames(save, [classic, snake], "9.9")
+    assert scores(third.results(1, seeds)) == scores(games(snake))
+    assert third.count(seeds) == 60
+
+
+def test_a_comparison_in_another_order_reuses_every_kept_game(tmp_path, monkeypatch, capsys):
+    save = tmp_path / "games.json"
+    done = compare(*PAIR, "--depth", "0", "--games", "30", "--seed", "7", "--workers", "1",
+                   "--json", "--save", str(save))
+    assert done.returncode == 0, done.stderr
+    forward = json.loads(done.stdout)
+
+    import tuner.evaluation
+
+    def no_ray(*args, **kwargs):
+        raise AssertionError("Ray started")
+
+    monkeypatch.setattr(tuner.evaluation, "RayEvaluator", no_ray)
+    assert main(["compare", PAIR[1], PAIR[0], "--depth", "0", "--games", "30", "--seed", "7",
+                 "--json", "--save", str(save)]) == 0
+    backward = json.loads(capsys.readouterr().out)
+    assert [p["mean"] for p in backward["players"]] == [
+        p["mean"] for p in reversed(forward["players"])]
+    assert backward["pairs"][0]["mean_difference"] == pytest.approx(
+        -forward["pairs"][0]["mean_difference"])
+
+
 THIS_VERSION = '{"format": "tune2048-compare-games", "version": 1, "tune2048": "{version}", '
 
 
@@ -219,14 +276,18 @@ THIS_VERSION = '{"format": "tune2048-compare-games", "version": 1, "tune2048": "
         ('{"format": "tune2048-compare-games", "version": 9}', "games file version 9"),
         ('{"format": "tune2048-compare-games", "version": 1, "tune2048": "0.0.1"}',
          "holds games played by tune2048 0.0.1"),
-        (THIS_VERSION + '"players": []}', "holds the games of other players"),
-        (THIS_VERSION + '"players": {players}, "games": [[{"seed": 1}], []]}',
+        (THIS_VERSION + '"players": {}}', "its players are not as tune compare writes them"),
+        (THIS_VERSION + '"players": [{"family": "classic"}], "games": [[]]}',
+         "its players are not as tune compare writes them"),
+        (THIS_VERSION + '"players": {players2}, "games": [[], []]}',
+         "its players are not as tune compare writes them"),
+        (THIS_VERSION + '"players": {players}, "games": [[{"seed": 1}]]}',
          "its games are not as tune compare writes them"),
-        (THIS_VERSION + '"players": {players}, "games": [[]]}',
+        (THIS_VERSION + '"players": {players}, "games": [[], []]}',
          "its games are not as tune compare writes them"),
         (THIS_VERSION + '"players": {players}, "games": [[' + json.dumps(
             {"seed": "5", "score": 1, "max_tile": 2, "moves": 1, "seconds": 0.1,
-             "moves_evaluated": 4, "final_board": 1}) + '], []]}',
+             "moves_evaluated": 4, "final_board": 1}) + ']]}',
          "its games are not as tune compare writes them"),
     ],
 )
@@ -244,7 +305,7 @@ def test_a_save_file_of_anything_else_is_refused_and_left_as_it_was(tmp_path, mo
                for path in (PAIR[0], PAIR[0])]
     save = tmp_path / "games.json"
     text = held.replace("{version}", tuner.evaluation.tune2048_version()).replace(
-        "{players}", json.dumps(players))
+        "{players2}", json.dumps(players)).replace("{players}", json.dumps(players[:1]))
     save.write_text(text)
     assert main(["compare", PAIR[0], PAIR[0], "--depth", "1", "--save", str(save)]) == 2
     [line] = capsys.readouterr().err.splitlines()
