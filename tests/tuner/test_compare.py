@@ -212,10 +212,10 @@ def test_a_save_holds_games_by_player_so_a_new_player_is_judged_against_kept_gam
     from engine.solver import PlayerSpec
     from tuner.saved_games import SavedGames, player
 
-    spec = {name: PlayerSpec(w.family, w.weights, 0, 0.0001)
-            for name, w in ((name, read_weights(WEIGHTS / f"{name}.yaml")) for name in
-                            ("seed002-snake", "classic-reference", "seed002-features"))}
-    snake, classic, features = spec.values()
+    snake, classic, features = (
+        PlayerSpec(w.family, w.weights, 0, 0.0001) for w in
+        (read_weights(WEIGHTS / f"{name}.yaml")
+         for name in ("seed002-snake", "classic-reference", "seed002-features")))
     seeds = range(7, 37)
 
     def games(player: PlayerSpec) -> list:
@@ -235,7 +235,7 @@ def test_a_save_holds_games_by_player_so_a_new_player_is_judged_against_kept_gam
     assert second.count(seeds) == 30
     second.add(0, games(features))
     held = json.loads(save.read_text())
-    assert held["players"] == [player(spec) for spec in (snake, classic, features)]
+    assert held["players"] == [player(each) for each in (snake, classic, features)]
     assert [len(kept) for kept in held["games"]] == [30, 30, 30]  # snake's games kept as they were
     assert scores(second.results(0, seeds)) == scores(games(features))
     third = SavedGames(save, [classic, snake], "9.9")
