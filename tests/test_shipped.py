@@ -19,6 +19,13 @@ SHIPPED_CONFIGS = sorted(p.relative_to(REPO_ROOT).as_posix() for p in
                          [*REPO_ROOT.glob("configs/*.yaml"),
                           *REPO_ROOT.glob("examples/families/*.yaml")])
 SHIPPED_RUNS = sorted(p.parent.name for p in REPO_ROOT.glob("runs/*/config.yaml"))
+# Finished results carry no checkpoint; a campaign under way is committed with its checkpoint
+# between sessions, and its config.yaml names where it started.
+FINISHED_RUNS = sorted(p.parent.relative_to(REPO_ROOT).as_posix()
+                       for p in REPO_ROOT.glob("runs/**/config.yaml")
+                       if not (p.parent / "checkpoint.pkl").exists())
+RUNS_UNDER_WAY = sorted(p.parent.relative_to(REPO_ROOT).as_posix()
+                        for p in REPO_ROOT.glob("runs/**/checkpoint.pkl"))
 
 
 def fingerprint(root: Path) -> dict[str, str]:
@@ -38,7 +45,7 @@ def clone(tmp_path_factory) -> Path:
 
 def test_every_shipped_config_and_run_is_covered():
     assert "configs/snake.yaml" in SHIPPED_CONFIGS and len(SHIPPED_CONFIGS) >= 10
-    assert "classic-d3" in SHIPPED_RUNS
+    assert "runs/strategies-d3/classic-d3-fixed64" in FINISHED_RUNS and RUNS_UNDER_WAY
 
 
 @pytest.mark.slow
@@ -59,13 +66,23 @@ def test_the_documented_short_form_starts_snake(clone, no_ray):
 
 
 @pytest.mark.parametrize("overwrite", [[], ["--overwrite"]])
-@pytest.mark.parametrize("name", SHIPPED_RUNS)
-def test_replaying_a_shipped_runs_config_never_replaces_it(clone, no_ray, name, overwrite):
+@pytest.mark.parametrize("run_dir", FINISHED_RUNS)
+def test_replaying_a_shipped_runs_config_never_replaces_it(clone, no_ray, run_dir, overwrite):
     # A shipped run's config.yaml names its own directory: the run is refused, not restarted.
     before = fingerprint(clone / "runs")
-    result = run_tune(["run", f"runs/{name}/config.yaml", *overwrite], clone, no_ray)
+    result = run_tune(["run", f"{run_dir}/config.yaml", *overwrite], clone, no_ray)
     assert result.returncode == 2, result.stderr
     assert "results without a checkpoint, which tune never replaces" in result.stderr
+    assert fingerprint(clone / "runs") == before
+
+
+@pytest.mark.parametrize("overwrite", [[], ["--overwrite"]])
+@pytest.mark.parametrize("run_dir", RUNS_UNDER_WAY)
+def test_replaying_a_committed_runs_config_leaves_runs_untouched(clone, no_ray, run_dir,
+                                                                 overwrite):
+    before = fingerprint(clone / "runs")
+    result = run_tune(["run", f"{run_dir}/config.yaml", *overwrite], clone, no_ray)
+    assert result.returncode in (2, EXIT_RAY_GUARD), result.stderr
     assert fingerprint(clone / "runs") == before
 
 
