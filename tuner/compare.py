@@ -67,16 +67,18 @@ def build_report(labels: list[str], jobs: list, results) -> dict:
 
 def format_report(report: dict) -> str:
     reach_head = " ".join(f"{t:>6}" for t in MILESTONES)
+    depth_width = max(5, *(len(str(p["depth"])) for p in report["players"]))  # auto:cap=5 too
     lines = [
         "scores on the same seeds; +/- is the half-width of a 95% confidence interval",
-        (f"{'weights':<28} {'depth':>5} {'games':>6} {'mean':>9} {'+/-':>9} {'median':>9} "
-         f"{reach_head} {'moves':>7}"),
+        (f"{'weights':<28} {'depth':>{depth_width}} {'games':>6} {'mean':>9} {'+/-':>9} "
+         f"{'median':>9} {reach_head} {'moves':>7}"),
     ]
     for p in report["players"]:
         reach = " ".join(f"{p['reach'][str(t)]:>6.1%}" for t in MILESTONES)
         lines.append(
-            f"{p['name']:<28} {p['depth']:>5} {p['games']:>6,} {p['mean']:>9,.0f} "
-            f"{p['ci95']:>9,.0f} {p['median']:>9,.0f} {reach} {p['mean_moves']:>7,.0f}"
+            f"{p['name']:<28} {p['depth']!s:>{depth_width}} {p['games']:>6,} "
+            f"{p['mean']:>9,.0f} {p['ci95']:>9,.0f} {p['median']:>9,.0f} {reach} "
+            f"{p['mean_moves']:>7,.0f}"
         )
     lines += ["", "paired differences (same seeds): a - b +/- 95% CI, paired t-test p-value"]
     for pair in report["pairs"]:

@@ -111,10 +111,13 @@ def read_run_config(run_dir: Path) -> tuple[dict, RunConfig]:
     return stored, config
 
 
-def read_best(run_dir: Path, config: RunConfig) -> WeightsFile:
-    """``best.yaml``, which must hold weights of the run's family. A family file or module the
+def read_best(run_dir: Path, config: RunConfig) -> WeightsFile | None:
+    """``best.yaml``, which must hold weights of the run's family; None where the directory keeps
+    only the run's history (as the shipped seeds of a campaign do). A family file or module the
     run's config names may be imported for it: the config already imported it."""
     path = run_dir / ckpt.BEST_FILE
+    if not (path.exists() or path.is_symlink()):  # a dangling link is refused as unreadable
+        return None
     files = [file_spec_path(config.family)] if is_file_spec(config.family) else []
     modules = [config.family.rpartition(":")[0]] if not files and ":" in config.family else []
     best = read_weights(path, files, modules)
@@ -175,6 +178,9 @@ def format_report(config: dict, history: list[dict], validation: list[dict], bes
                 + (f" {readable(row['mean_score']):>12} {readable(row['ci95']):>9}"
                    if show_score else "")
             )
+    if best is None:
+        lines += ["", "best.yaml     not kept: this directory holds the run's history only"]
+        return "\n".join(lines)
     status = best.provenance.get("status", "")
     lines += ["", f"best.yaml     {status}"]
     lines += [f"  {name}: {readable(value, 6)}" for name, value in best.weights.items()]

@@ -137,6 +137,20 @@ def test_the_report_says_what_its_intervals_are_and_reads_as_people_write_number
     assert "e-" not in text and "e+" not in text
 
 
+def test_the_report_columns_line_up_under_a_depth_policy_longer_than_its_heading():
+    from tuner.compare import format_report
+
+    reach = {str(t): 0.5 for t in (2048, 4096, 8192, 16384, 32768)}
+    players = [{"name": name, "depth": "auto:cap=5", "games": 32, "mean": 263_828.0,
+                "ci95": 38_067.0, "median": 280_416.0, "reach": reach, "mean_moves": 10_229.0}
+               for name in ("best", "classic-reference")]
+    head, *rows = format_report({"players": players, "pairs": []}).splitlines()[1:4]
+    for row in rows:  # right-aligned columns: each value ends where its heading ends
+        assert len(row) == len(head)
+        assert row.index("auto:cap=5") + len("auto:cap=5") == head.index("depth") + len("depth")
+        assert row.index(" 32 ") + len(" 32") == head.index("games") + len("games")
+
+
 # ---- --save: a comparison kept game by game, and gone on with ----------------------------------
 
 def compare(*args: str, driver: str = "") -> subprocess.CompletedProcess:

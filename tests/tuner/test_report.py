@@ -203,6 +203,14 @@ def test_the_summary_gives_95_percent_intervals_in_numbers_people_read():
     assert row.split() == ["gen3-best", "3", "33,820", "2,940"]
 
 
+def test_a_run_that_keeps_only_its_history_is_summarised_without_weights():
+    space, _best = quick_space_and_best()
+    text = format_report(CONFIG, HISTORY, [], None, space)
+    assert text.splitlines()[-1] == ("best.yaml     not kept: this directory holds the run's "
+                                     "history only")
+    assert "500 training games" in text
+
+
 def test_the_summary_counts_in_the_singular_when_there_is_one():
     space, best = quick_space_and_best()
     one = [{**HISTORY[0], "generation": 1.0, "evaluations": 1.0, "games": 1.0, "games_saved": ""}]
