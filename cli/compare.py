@@ -85,9 +85,11 @@ def handle(args: argparse.Namespace) -> int:
     if saved is None:
         results = play(jobs, loaded, args)
     else:
-        to_play = [Job(job.candidate, job.spec, saved.missing(job.candidate, seeds))
-                   for job in jobs]
-        to_play = [job for job in to_play if job.seeds]
+        to_play = []
+        for job in jobs:  # a player named twice (one file twice, or two copies) plays once
+            missing = saved.missing(job.candidate, seeds)
+            if missing and all(job.spec != other.spec for other in to_play):
+                to_play.append(Job(job.candidate, job.spec, missing))
         try:
             play(to_play, loaded, args, lambda j, games: saved.add(to_play[j].candidate, games))
         except KeyboardInterrupt:  # the last line, "tune: interrupted", is the command's

@@ -279,6 +279,31 @@ def test_a_comparison_in_another_order_reuses_every_kept_game(tmp_path, monkeypa
         -forward["pairs"][0]["mean_difference"])
 
 
+COUNT_GAMES_KEPT = """
+import sys
+from tuner import saved_games
+real_add = saved_games.SavedGames.add
+def add(self, player, results):
+    real_add(self, player, results)
+    print(f"kept {len(results)}", file=sys.stderr)
+saved_games.SavedGames.add = add
+"""
+
+
+def test_a_player_named_twice_plays_its_games_once(tmp_path):
+    copy = tmp_path / "copy.yaml"
+    copy.write_text(Path(PAIR[0]).read_text())
+    save = tmp_path / "games.json"
+    done = compare(PAIR[0], str(copy), "--depth", "0", "--games", "30", "--workers", "1",
+                   "--json", "--save", str(save), driver=COUNT_GAMES_KEPT)
+    assert done.returncode == 0, done.stderr
+    kept = [int(line.split()[1]) for line in done.stderr.splitlines() if line.startswith("kept ")]
+    assert sum(kept) == 30
+    first, second = json.loads(done.stdout)["players"]
+    assert first["mean"] == second["mean"]
+    assert [len(games) for games in json.loads(save.read_text())["games"]] == [30]
+
+
 THIS_VERSION = '{"format": "tune2048-compare-games", "version": 1, "tune2048": "{version}", '
 
 
