@@ -54,7 +54,7 @@ def handle(args: argparse.Namespace) -> int:
                                   required=False)
     machines = report.read_rows(run_dir / ckpt.CLUSTER_FILE, report.CLUSTER_COLUMNS,
                                 required=False)
-    best = report.read_best(run_dir, config)
+    best = report.read_best(run_dir, config, validated=bool(validation))
     print(report.format_report(stored, history, validation, best, SearchSpace(config), machines))
     if plot is not None:
         try:

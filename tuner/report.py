@@ -111,12 +111,14 @@ def read_run_config(run_dir: Path) -> tuple[dict, RunConfig]:
     return stored, config
 
 
-def read_best(run_dir: Path, config: RunConfig) -> WeightsFile | None:
-    """``best.yaml``, which must hold weights of the run's family; None where the directory keeps
-    only the run's history (as the shipped seeds of a campaign do). A family file or module the
-    run's config names may be imported for it: the config already imported it."""
+def read_best(run_dir: Path, config: RunConfig, validated: bool) -> WeightsFile | None:
+    """``best.yaml``, which must hold weights of the run's family. A run writes it with its first
+    checkpoint, so it must be there beside a checkpoint or a validation; None where the directory
+    keeps only the run's config and history (as the shipped seed runs of a campaign do). A family
+    file or module the run's config names may be imported for it: the config imported it."""
     path = run_dir / ckpt.BEST_FILE
-    if not (path.exists() or path.is_symlink()):  # a dangling link is refused as unreadable
+    history_only = not (validated or (run_dir / ckpt.CHECKPOINT_FILE).exists())
+    if history_only and not (path.exists() or path.is_symlink()):
         return None
     files = [file_spec_path(config.family)] if is_file_spec(config.family) else []
     modules = [config.family.rpartition(":")[0]] if not files and ":" in config.family else []

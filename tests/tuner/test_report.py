@@ -211,6 +211,32 @@ def test_a_run_that_keeps_only_its_history_is_summarised_without_weights():
     assert "500 training games" in text
 
 
+@pytest.mark.parametrize(("keep", "summarised"), [
+    ((), True),  # config and history only: a campaign's seed run as shipped
+    (("validation.csv",), False),  # a validated run wrote its best.yaml: it was lost
+    (("checkpoint.pkl",), False),  # so did a run with a checkpoint
+])
+def test_a_missing_best_is_history_only_or_damage(tmp_path, capsys, keep, summarised):
+    import shutil
+
+    from cli.main import main
+
+    run_dir = tmp_path / "run"
+    source = REPO_ROOT / "tests" / "data" / "bad" / "report-best-missing"
+    run_dir.mkdir()
+    for name in ("config.yaml", "history.csv", *keep):
+        if (source / name).exists():
+            shutil.copy(source / name, run_dir / name)
+        else:
+            (run_dir / name).write_bytes(b"")
+    status = main(["report", str(run_dir)])
+    captured = capsys.readouterr()
+    if summarised:
+        assert status == 0 and captured.out.rstrip().endswith("history only")
+    else:
+        assert status == 2 and f"{run_dir / 'best.yaml'}: cannot read weights file" in captured.err
+
+
 def test_the_summary_counts_in_the_singular_when_there_is_one():
     space, best = quick_space_and_best()
     one = [{**HISTORY[0], "generation": 1.0, "evaluations": 1.0, "games": 1.0, "games_saved": ""}]
