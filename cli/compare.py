@@ -71,7 +71,7 @@ def handle(args: argparse.Namespace) -> int:
         finite.check_weights_from(path, weights.family, weights.weights)
     from engine.solver import PlayerSpec
     from tuner.evaluation import Job, tune2048_version
-    from tuner.saved_games import SavedGames
+    from tuner.saved_games import SavedGames, player
 
     labels = labels_for(args.weights)
     seeds = tuple(args.seed + i for i in range(args.games))
@@ -88,7 +88,7 @@ def handle(args: argparse.Namespace) -> int:
         to_play = []
         for job in jobs:  # a player named twice (one file twice, or two copies) plays once
             missing = saved.missing(job.candidate, seeds)
-            if missing and all(job.spec != other.spec for other in to_play):
+            if missing and all(player(job.spec) != player(other.spec) for other in to_play):
                 to_play.append(Job(job.candidate, job.spec, missing))
         try:
             play(to_play, loaded, args, lambda j, games: saved.add(to_play[j].candidate, games))
