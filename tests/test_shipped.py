@@ -20,11 +20,10 @@ SHIPPED_CONFIGS = sorted(p.relative_to(REPO_ROOT).as_posix() for p in
                           *REPO_ROOT.glob("examples/families/*.yaml")])
 # Finished results carry no checkpoint; a campaign under way is committed with its checkpoint
 # between sessions, and its config.yaml names where it started.
-RUN_DIRS = sorted(p.parent for p in REPO_ROOT.glob("runs/**/config.yaml"))
-FINISHED_RUNS = [d.relative_to(REPO_ROOT).as_posix() for d in RUN_DIRS
-                 if not (d / "checkpoint.pkl").exists()]
-RUNS_UNDER_WAY = [d.relative_to(REPO_ROOT).as_posix() for d in RUN_DIRS
-                  if (d / "checkpoint.pkl").exists()]
+RUN_DIRS = sorted(p.parent.relative_to(REPO_ROOT).as_posix()
+                  for p in REPO_ROOT.glob("runs/**/config.yaml"))
+FINISHED_RUNS = [d for d in RUN_DIRS if not (REPO_ROOT / d / "checkpoint.pkl").exists()]
+RUNS_UNDER_WAY = [d for d in RUN_DIRS if d not in FINISHED_RUNS]
 
 
 def fingerprint(root: Path) -> dict[str, str]:
