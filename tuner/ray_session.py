@@ -117,7 +117,7 @@ class RaySession:
         children_before = processes.children(os.getpid())
         error = None
         with _ray_sigterm_handler_kept_back() as ray_sigterm_handlers, \
-                interrupts.held() as caught:
+                _ray_failure_handler_kept_back(), interrupts.held() as caught:
             self._started = True
             try:
                 ray.init(**options)
@@ -213,6 +213,30 @@ def _ray_core_errors_dropped():
         sys.stderr.flush()
         os.dup2(saved, 2)
         os.close(saved)
+
+
+@contextlib.contextmanager
+def _ray_failure_handler_kept_back():
+    """ray.init installs, in this process, Ray's handler for fatal signals, SIGTERM among them;
+    it prints a stack dump before passing the signal on. A SIGTERM that reached one of Ray's
+    threads while ray.init ran came as seven lines of dump above "tune: interrupted (SIGTERM)".
+    The driver keeps Python's handlers (faulthandler still reports a crash); Ray's workers keep
+    theirs."""
+    try:
+        from ray._private import ray_constants
+    except ImportError:
+        yield
+        return
+    name = "RAY_DISABLE_FAILURE_SIGNAL_HANDLER"
+    if not hasattr(ray_constants, name):
+        yield
+        return
+    disabled = getattr(ray_constants, name)
+    setattr(ray_constants, name, True)
+    try:
+        yield
+    finally:
+        setattr(ray_constants, name, disabled)
 
 
 @contextlib.contextmanager

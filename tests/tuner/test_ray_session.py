@@ -36,6 +36,37 @@ def test_what_rays_core_writes_while_it_shuts_down_is_dropped_and_stderr_comes_b
     assert capfd.readouterr().err == "tune: interrupted\n"
 
 
+def test_a_sigterm_that_reaches_one_of_rays_threads_while_ray_starts_is_one_line():
+    """ray.init installs Ray's own handler for fatal signals, SIGTERM among them, and a SIGTERM
+    that a thread of Ray's took while it started came as a stack dump above tune's line."""
+    code = textwrap.dedent("""
+        import signal, threading
+        from tuner import interrupts, ray_session
+        interrupts.install()
+        import ray
+        real_init = ray.init
+
+        def init_then_sigterm_a_thread(**options):
+            real_init(**options)
+            def take_sigterm():  # as a thread of Ray's that does not block it
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+                signal.pthread_kill(threading.get_ident(), signal.SIGTERM)
+            thread = threading.Thread(target=take_sigterm)
+            thread.start()
+            thread.join()
+
+        ray.init = init_then_sigterm_a_thread
+        try:
+            ray_session.RaySession(workers=1)
+        except KeyboardInterrupt as interrupt:
+            print("interrupted" + interrupts.describe(interrupt))
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False,
+                          timeout=180)
+    assert done.stdout.strip() == "interrupted (SIGTERM)", done.stderr
+    assert "SIGTERM received" not in done.stderr, done.stderr
+
+
 STUBBORN = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"
 
 
