@@ -13,17 +13,29 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 from conftest import EXIT_RAY_GUARD, REPO_ROOT, run_tune
 
 SHIPPED_CONFIGS = sorted(p.relative_to(REPO_ROOT).as_posix() for p in
                          [*REPO_ROOT.glob("configs/*.yaml"),
                           *REPO_ROOT.glob("examples/families/*.yaml")])
 # Finished results carry no checkpoint; a campaign under way is committed with its checkpoint
-# between sessions, and its config.yaml names where it started.
+# between sessions. A campaign that started in outputs/ and moved to runs/ keeps, in its
+# config.yaml, where it started.
 RUN_DIRS = sorted(p.parent.relative_to(REPO_ROOT).as_posix()
                   for p in REPO_ROOT.glob("runs/**/config.yaml"))
 FINISHED_RUNS = [d for d in RUN_DIRS if not (REPO_ROOT / d / "checkpoint.pkl").exists()]
 RUNS_UNDER_WAY = [d for d in RUN_DIRS if d not in FINISHED_RUNS]
+
+
+def names_itself(run_dir: str) -> bool:
+    """Whether the run's config.yaml names the directory the run is in."""
+    run = yaml.safe_load((REPO_ROOT / run_dir / "config.yaml").read_text())["run"]
+    return f"{run['output_dir']}/{run['name']}" == run_dir
+
+
+FINISHED_IN_PLACE = [d for d in FINISHED_RUNS if names_itself(d)]
+FINISHED_AND_MOVED = [d for d in FINISHED_RUNS if not names_itself(d)]
 
 
 def fingerprint(root: Path) -> dict[str, str]:
@@ -43,7 +55,8 @@ def clone(tmp_path_factory) -> Path:
 
 def test_every_shipped_config_and_run_is_covered():
     assert "configs/snake.yaml" in SHIPPED_CONFIGS and len(SHIPPED_CONFIGS) >= 10
-    assert {"runs/classic-d3", "runs/strategies-d3/classic-d3-fixed64"} <= set(FINISHED_RUNS)
+    assert {"runs/classic-d3", "runs/strategies-d3/classic-d3-fixed64"} <= set(FINISHED_IN_PLACE)
+    assert "runs/classic-nodes" in FINISHED_AND_MOVED
 
 
 @pytest.mark.slow
@@ -64,13 +77,23 @@ def test_the_documented_short_form_starts_snake(clone, no_ray):
 
 
 @pytest.mark.parametrize("overwrite", [[], ["--overwrite"]])
-@pytest.mark.parametrize("run_dir", FINISHED_RUNS)
+@pytest.mark.parametrize("run_dir", FINISHED_IN_PLACE)
 def test_replaying_a_shipped_runs_config_never_replaces_it(clone, no_ray, run_dir, overwrite):
     # A shipped run's config.yaml names its own directory: the run is refused, not restarted.
     before = fingerprint(clone / "runs")
     result = run_tune(["run", f"{run_dir}/config.yaml", *overwrite], clone, no_ray)
     assert result.returncode == 2, result.stderr
     assert "results without a checkpoint, which tune never replaces" in result.stderr
+    assert fingerprint(clone / "runs") == before
+
+
+@pytest.mark.parametrize("overwrite", [[], ["--overwrite"]])
+@pytest.mark.parametrize("run_dir", FINISHED_AND_MOVED)
+def test_replaying_a_moved_runs_config_starts_where_it_began(clone, no_ray, run_dir, overwrite):
+    # Its config.yaml names outputs/, where the campaign started: the replay starts there.
+    before = fingerprint(clone / "runs")
+    result = run_tune(["run", f"{run_dir}/config.yaml", *overwrite], clone, no_ray)
+    assert result.returncode == EXIT_RAY_GUARD, result.stderr
     assert fingerprint(clone / "runs") == before
 
 
