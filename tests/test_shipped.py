@@ -35,7 +35,7 @@ def names_itself(run_dir: str) -> bool:
 
 
 FINISHED_IN_PLACE = [d for d in FINISHED_RUNS if names_itself(d)]
-FINISHED_AND_MOVED = [d for d in FINISHED_RUNS if not names_itself(d)]
+FINISHED_AND_MOVED = [d for d in FINISHED_RUNS if d not in FINISHED_IN_PLACE]
 
 
 def fingerprint(root: Path) -> dict[str, str]:

@@ -16,6 +16,7 @@ cut half-way, and what it leaves running is ended.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import logging
 import os
 import signal
@@ -215,28 +216,13 @@ def _ray_core_errors_dropped():
         os.close(saved)
 
 
-@contextlib.contextmanager
 def _ray_failure_handler_kept_back():
     """ray.init installs, in this process, Ray's handler for fatal signals, SIGTERM among them;
     it prints a stack dump before passing the signal on. A SIGTERM that reached one of Ray's
     threads while ray.init ran came as seven lines of dump above "tune: interrupted (SIGTERM)".
     The driver keeps Python's handlers (faulthandler still reports a crash); Ray's workers keep
     theirs."""
-    try:
-        from ray._private import ray_constants
-    except ImportError:
-        yield
-        return
-    name = "RAY_DISABLE_FAILURE_SIGNAL_HANDLER"
-    if not hasattr(ray_constants, name):
-        yield
-        return
-    disabled = getattr(ray_constants, name)
-    setattr(ray_constants, name, True)
-    try:
-        yield
-    finally:
-        setattr(ray_constants, name, disabled)
+    return _ray_private_replaced("ray_constants", "RAY_DISABLE_FAILURE_SIGNAL_HANDLER", True)
 
 
 @contextlib.contextmanager
@@ -245,17 +231,25 @@ def _ray_sigterm_handler_kept_back():
     in the middle of its start-up, that has crashed the driver (exit -11, or -6) after the run
     had stopped. Keep it back for the block; yields the handlers Ray asked for."""
     wanted: list = []
+    with _ray_private_replaced("utils", "set_sigterm_handler", wanted.append):
+        yield wanted
+
+
+@contextlib.contextmanager
+def _ray_private_replaced(module: str, name: str, value):
+    """``ray._private.<module>.<name>`` set to ``value`` for the block and put back after it;
+    nothing is done where this version of Ray has no such name."""
     try:
-        from ray._private import utils
+        target = importlib.import_module(f"ray._private.{module}")
     except ImportError:
-        yield wanted
+        yield
         return
-    real = getattr(utils, "set_sigterm_handler", None)
+    real = getattr(target, name, None)
     if real is None:
-        yield wanted
+        yield
         return
-    utils.set_sigterm_handler = wanted.append
+    setattr(target, name, value)
     try:
-        yield wanted
+        yield
     finally:
-        utils.set_sigterm_handler = real
+        setattr(target, name, real)
