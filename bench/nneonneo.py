@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import hashlib
 import os
 import re
 import shutil
@@ -55,6 +56,18 @@ def patched(text: str, constants: str | None = None, depth: DepthPolicy | None =
             raise ValueError(f"its depth rule, {THEIR_RULE}, is not found once")
         text = text.replace(THEIR_RULE, their_depth(depth))
     return text
+
+
+def source_digest(source: Path) -> str:
+    """A SHA-256 of the files a build reads from the checkout ``source``, as they stand there:
+    two checkouts with the same digest build the same engine, wherever they lie."""
+    digest = hashlib.sha256()
+    for name in SOURCE_FILES:
+        path = source / name
+        digest.update(f"{name}\0".encode())
+        digest.update(path.read_bytes() if path.is_file() else b"(none)")
+        digest.update(b"\0")
+    return f"sha256:{digest.hexdigest()}"
 
 
 def build(source: Path, into: Path, constants: str | None = None,

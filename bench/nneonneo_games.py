@@ -11,7 +11,8 @@ compare`` does). Per file it prints the mean score with its 95% interval and the
 p-value.
 
 Every finished game is written to ``--out`` (JSON) at once, so a stopped comparison goes on where
-it was when run again with the same arguments; seeds are handed out in order, each to every file,
+it was when run again with the same arguments, from any checkout of the same engine (it is known by
+its source files' digest, not by where it lies); seeds are handed out in order, each to every file,
 and only seeds that every file has played are reported.
 
 Without a compiler or a source it says so and exits 0: it never runs in CI.
@@ -30,7 +31,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from nneonneo import build, load
+from nneonneo import build, load, source_digest
 
 from engine.atomic import atomic_write
 from engine.depth import parse_depth
@@ -65,7 +66,7 @@ def main() -> None:
         return
     policy = parse_depth(args.depth)
     out = args.out or ROOT / "bench" / "data" / f"nneonneo_games_{str(policy).replace(':', '_')}.json"
-    settings = {"source": str(args.source), "depth": str(policy), "seed": args.seed,
+    settings = {"engine": source_digest(args.source), "depth": str(policy), "seed": args.seed,
                 "weights": args.weights}
     done = previous_games(out, settings)
     with tempfile.TemporaryDirectory() as build_dir:
@@ -87,9 +88,10 @@ def previous_games(out: Path, settings: dict) -> dict[str, dict[str, dict]]:
     if not out.exists():
         return {spec: {} for spec in settings["weights"]}
     held = json.loads(out.read_text())
-    if held["settings"] != settings:
-        raise SystemExit(f"{out}: holds another comparison ({held['settings']}); "
-                         "name another --out")
+    for key, value in settings.items():
+        if held["settings"].get(key) != value:
+            raise SystemExit(f"{out}: holds another comparison (its {key} is "
+                             f"{held['settings'].get(key)}, not {value}); name another --out")
     return held["games"]
 
 

@@ -110,6 +110,32 @@ def test_the_docs_sed_lines_make_the_same_source_as_the_benchmarks_build(tmp_pat
         text.replace('#include "tuned.h"\n', ""))
 
 
+def test_nneonneo_games_go_on_from_any_checkout_of_the_same_engine(tmp_path, nneonneo_build):
+    """The shipped games file was played from a checkout elsewhere: the engine is known by its
+    files, so a user's checkout of the same source goes on with it, and another is refused."""
+    import nneonneo_games
+
+    here, there = tmp_path / "here", tmp_path / "there"
+    for checkout in (here, there):
+        checkout.mkdir()
+        (checkout / "2048.cpp").write_text(THEIR_LINES)
+        (checkout / "2048.h").write_text("// header\n")
+    assert nneonneo_build.source_digest(here) == nneonneo_build.source_digest(there)
+    settings = {"engine": nneonneo_build.source_digest(here), "depth": "3", "seed": 10**9,
+                "weights": ["classic-reference"]}
+    out = tmp_path / "games.json"
+    games = {"classic-reference": {str(10**9): {"score": 1}}}
+    out.write_text(json.dumps({"settings": settings, "games": games}))
+    assert nneonneo_games.previous_games(out, {**settings, "engine": nneonneo_build.source_digest(
+        there)}) == games
+    (there / "2048.h").write_text("// another header\n")
+    with pytest.raises(SystemExit, match=r"holds another comparison \(its engine is sha256:"):
+        nneonneo_games.previous_games(out, {**settings, "engine": nneonneo_build.source_digest(
+            there)})
+    with pytest.raises(SystemExit, match="its depth is 3, not 4"):
+        nneonneo_games.previous_games(out, {**settings, "depth": "4"})
+
+
 def test_depth_price_prices_games_and_moves_and_goes_on_where_it_was(tmp_path):
     args = ["--games", "2", "--policies", "1", "2", "--per-move", "1", "auto:floor=1,cap=2",
             "--move-games", "1", "--per-group", "1", "--jobs", "1", "--out",
