@@ -28,7 +28,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from nneonneo import build, load, quiet_stdout
+from nneonneo import build, load, quiet_stdout, source_digest
+
+from engine.atomic import atomic_write
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "engine" / "baselines" / "classic-reference.yaml"
@@ -97,7 +99,8 @@ def compare(theirs, args: argparse.Namespace) -> None:
                            "move": -1 if decision.move is None else int(decision.move)}
         rows.append(row)
     report(rows)
-    args.out.write_text(json.dumps({"source": str(args.source), "rows": rows}, indent=1) + "\n")
+    atomic_write(args.out, json.dumps({"engine": source_digest(args.source), "rows": rows},
+                                      indent=1) + "\n")
     print(f"wrote {args.out}")
 
 
