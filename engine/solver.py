@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 import numba
 import numpy as np
@@ -280,9 +280,14 @@ class PlayerSpec:
     for every game it plays."""
 
     family: str
-    weights: dict[str, float] = field(hash=False)
+    weights: dict[str, float]
     depth: DepthPolicy
     cutoff: float = DEFAULT_CUTOFF
+
+    def __hash__(self) -> int:
+        # the weights, a dict, left out by hand: a field(hash=False) would run Python code in
+        # __set_name__ as this module loads, where Python 3.11 turns a Ctrl-C into RuntimeError
+        return hash((self.family, self.depth, self.cutoff))
 
     def solver(self) -> Solver:
         return Solver(self.family, self.weights, self.depth, self.cutoff)

@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +68,13 @@ class WeightsFile:
     family: str
     weights: dict[str, float]
     depth: DepthPolicy
-    provenance: dict[str, Any] = field(default_factory=dict)
+    provenance: dict[str, Any] | None = None  # None reads as {}
+
+    def __post_init__(self) -> None:
+        # {} by hand: a field(default_factory=dict) would run Python code in __set_name__ as this
+        # module loads, where Python 3.11 turns a Ctrl-C into RuntimeError, not KeyboardInterrupt
+        if self.provenance is None:
+            self.provenance = {}
 
     def to_yaml(self, directory: str | os.PathLike = ".") -> str:
         """The file's text, for a file in ``directory``; weights in the order given."""
