@@ -59,11 +59,15 @@ except KeyboardInterrupt:
 """
 
 
-def start(family: str) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+def child_env() -> dict[str, str]:
+    """This environment, with the repository first on the children's import path."""
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(
         p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH", "")) if p))
+
+
+def start(family: str) -> subprocess.Popen:
     code = CHILD.format(family=family, code=EXIT_INTERRUPTED)
-    return subprocess.Popen([sys.executable, "-X", "faulthandler", "-c", code], env=env,
+    return subprocess.Popen([sys.executable, "-X", "faulthandler", "-c", code], env=child_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -136,10 +140,8 @@ print("loaded")
 
 
 def test_no_engine_class_runs_python_code_in_set_name_where_a_ctrl_c_would_be_wrapped():
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH", "")) if p))
-    done = subprocess.run([sys.executable, "-c", SET_NAME_CHILD], env=env, capture_output=True,
-                          text=True, timeout=300, check=False)
+    done = subprocess.run([sys.executable, "-c", SET_NAME_CHILD], env=child_env(),
+                          capture_output=True, text=True, timeout=300, check=False)
     assert (done.returncode, done.stdout) == (0, "loaded\n"), done.stderr
 
 
