@@ -244,10 +244,10 @@ def _ray_private_replaced(module: str, name: str, value):
     except ImportError:
         yield
         return
-    real = getattr(target, name, None)
-    if real is None:
+    if not hasattr(target, name):
         yield
         return
+    real = getattr(target, name)
     setattr(target, name, value)
     try:
         yield
