@@ -18,6 +18,11 @@ os.environ["RAY_AUTH_MODE"] = "token"
 os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
 os.environ.pop("RAY_AUTH_TOKEN_PATH", None)
 
+# OpenBLAS's kernels are pinned when tune2048 is imported before numpy (engine.blas), as `tune`
+# does; a test module that imports numpy first would otherwise run CMA-ES on this machine's own
+# kernels, and runs recorded elsewhere would not resume exactly on machines with AVX-512.
+import engine  # noqa: F401
+
 # The suite runs with Python's own Ctrl-C handler, which the signal tests start from, even where
 # it was started with Ctrl-C ignored (a shell's background job), which Python then leaves so.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
