@@ -8,9 +8,11 @@ clock. What the simulation stands in for, and where each figure comes from:
   (``bench/record_game_times.py``, ``bench/data/game_times.json``), with its recorded score, so
   that races decide as they would (candidate c of every generation plays like recorded candidate
   c of the first);
-- Ray: each task costs the driver the recorded seconds to submit it and to fetch its result, and
-  its worker the recorded seconds of an empty task; each candidate's player spec is put in the
-  object store once, at the recorded cost; a task starts on the first free CPU, in order;
+- Ray: each task costs the driver the recorded seconds to submit it (its player spec and seeds
+  travel inside it) and to fetch its result, and its worker the recorded seconds of a task that
+  plays nothing, then, where that CPU's worker has not built the candidate's player (its
+  tables) among the last 16 it built, as a worker keeps them, the recorded seconds of building
+  it; a task starts on the first free CPU, in order;
 - the driver's own work (CMA-ES, checks, checkpoints, the schedule's decisions) runs for real
   here, and the virtual clock advances by the real seconds it takes.
 
@@ -39,6 +41,7 @@ import os
 import statistics
 import tempfile
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +49,7 @@ from record_game_times import record_ray
 
 from engine.solver import GameResult
 from tuner.config import load_config, parse_config
+from tuner.evaluation import SOLVER_CACHE_SIZE, solver_key
 from tuner.run import TuningRun
 from tuner.schedule import AllGames, Unit, UnitSize, drive
 
@@ -119,7 +123,8 @@ class SimulatedCluster:
         self.games = games
         self.costs = ray_costs
         self.unit_size = UnitSize(games_per_task, cpus)
-        self.free_at = [0.0] * cpus  # a heap: when each CPU is next free
+        self.free_at = [(0.0, cpu) for cpu in range(cpus)]  # a heap: when each CPU is next free
+        self.built = [OrderedDict() for _ in range(cpus)]  # each CPU's worker's solver cache
         # ``cores``: the CPUs are worker processes on a machine of that many cores, and games
         # sleep; each task then takes ``machine_task_s`` of a core (Ray's work, every process
         # of it counted) before its games, first come first served (a heap: when each core is
@@ -131,6 +136,18 @@ class SimulatedCluster:
         self.outside = 0.0  # the driver's seconds outside ``run``: between generations
         self.longest_game = 0.0
         self._real = time.perf_counter()
+
+    def build(self, cpu: int, spec) -> float:
+        """The seconds CPU ``cpu``'s worker takes to build ``spec``'s player: none where it is
+        among the last ``SOLVER_CACHE_SIZE`` it built (``tuner.evaluation``'s cache)."""
+        built, key = self.built[cpu], solver_key(spec)
+        if key in built:
+            built.move_to_end(key)
+            return 0.0
+        built[key] = None
+        if len(built) > SOLVER_CACHE_SIZE:
+            built.popitem(last=False)
+        return self.costs["build_s"]
 
     def sync(self) -> float:
         """Advance the clock by the driver's real time since the simulation last had control."""
@@ -177,7 +194,6 @@ class _SimulatedPool:
     def __init__(self, cluster: SimulatedCluster, jobs):
         self.cluster = cluster
         self.jobs = jobs
-        self.put: set[int] = set()
         self.pending: list[_InFlight] = []
 
     def cpus(self) -> int:
@@ -186,29 +202,28 @@ class _SimulatedPool:
     def idle(self) -> int:
         c = self.cluster
         now = c.sync()
-        idle = sum(1 for t in c.free_at if t <= now)
+        idle = sum(1 for t, _cpu in c.free_at if t <= now)
         c.resume_driver()
         return idle
 
     def submit(self, unit: Unit) -> None:
         c = self.cluster
         c.sync()
-        if unit.job not in self.put:
-            self.put.add(unit.job)
-            c.clock += c.costs["put_spec_s"]
         c.clock += c.costs["driver_submit_s"]
         c.tasks += 1
         results = c.games.results(self.jobs[unit.job], unit.seeds)
         seconds = sum(r.seconds for r in results)
         c.longest_game = max([c.longest_game] + [r.seconds for r in results])
-        start = max(heapq.heappop(c.free_at), c.clock)
+        free, cpu = heapq.heappop(c.free_at)
+        start = max(free, c.clock)
+        build = c.build(cpu, self.jobs[unit.job].spec)
         if c.cores_free_at is None:
-            end = start + c.costs["worker_task_s"] + seconds
+            end = start + c.costs["worker_task_s"] + build + seconds
         else:
             ray_done = max(start, heapq.heappop(c.cores_free_at)) + c.costs["machine_task_s"]
             heapq.heappush(c.cores_free_at, ray_done)
-            end = ray_done + seconds
-        heapq.heappush(c.free_at, end)
+            end = ray_done + build + seconds
+        heapq.heappush(c.free_at, (end, cpu))
         self.pending.append(_InFlight(end, unit, results))
         c.resume_driver()
 
@@ -254,8 +269,10 @@ def replay(name: str, record: dict, costs: dict, cpus: int, dispatch: str, games
     """The share and wall time of generations 2 to ``generations`` on a simulated cluster.
     ``popsize``: the config's unless given; ``auto`` as a run on ``cpus`` CPUs resolves it,
     or None where that is no larger than the config's. ``games``: the recorded ones unless
-    given. ``cores``: see ``SimulatedCluster``."""
+    given. ``cores``: see ``SimulatedCluster``. ``costs``: Ray's, and ``build_s`` where a
+    worker's player builds cost other than the recorded ones."""
     games = games or RecordedGames(record)
+    costs = {"build_s": record["build_seconds"], **costs}
     with tempfile.TemporaryDirectory() as tmp:
         run = tuning_run(name, Path(tmp), dispatch, games_per_task, popsize)
         if popsize == "auto":
@@ -288,10 +305,10 @@ def on_ray(name: str, cpus: int, generations: int, sleeping: RecordedGames | Non
            played: PlayedGames) -> tuple[float, float, float]:
     """Share of generations 2 to ``generations`` of ``configs/NAME.yaml`` on a real embedded Ray
     of ``cpus`` CPUs, as the run's own ``cluster.csv`` rows say; the driver's CPU-seconds per
-    task over them (its process, Ray's threads in it included), and the machine's (every
-    process: with sleeping games, what Ray and the tuner cost a task). The games are real, or
-    (``sleeping``) tasks that sleep for the recorded games' seconds and return their results.
-    Every game played goes to ``played``."""
+    task over them (its process, Ray's threads in it included), and the machine's beyond the
+    games (every process: what Ray, the tuner and the workers' player builds cost a task). The
+    games are real, or (``sleeping``) tasks that sleep for the recorded games' seconds and
+    return their results. Every game played goes to ``played``."""
     from tuner.evaluation import RayEvaluator
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -323,7 +340,10 @@ def on_ray(name: str, cpus: int, generations: int, sleeping: RecordedGames | Non
             machine = (machine_seconds() - machine) / count
         rows = run.state.cluster[1:]
     wall = sum(row["seconds"] for row in rows)
-    return sum(row["game_seconds"] for row in rows) / (cpus * wall), driver, machine
+    games = sum(row["game_seconds"] for row in rows)
+    if sleeping is None:
+        machine -= games / count  # the games' own CPU-seconds
+    return games / (cpus * wall), driver, machine
 
 
 def machine_seconds() -> float:
@@ -387,19 +407,23 @@ def validate(data: dict, names: list[str], generations: int) -> None:
         played = PlayedGames()
         recorded = RecordedGames(record) if sleeping else None
         share, driver, machine = on_ray(name, cpus, generations, recorded, played)
-        # the driver's time per task as the real run spent it (Ray's calls, the schedule); with
-        # sleeping games, the CPUs share this machine's cores, and so does the simulation
-        measured = dict(costs[cpus], driver_submit_s=driver, driver_fetch_s=0.0,
-                        machine_task_s=machine)
+        # the driver's time per task as the real run spent it (Ray's calls, the schedule), and
+        # the machine's beyond the games: with real games, each CPU is one of this machine's
+        # cores, and a task takes that time of its CPU before its games (player builds
+        # included); with sleeping games, which build nothing, the CPUs share this machine's
+        # cores, and so does the simulation
+        measured = dict(costs[cpus], driver_submit_s=driver, driver_fetch_s=0.0, build_s=0.0,
+                        **({"machine_task_s": machine} if sleeping else
+                           {"worker_task_s": machine}))
         simulated = replay(name, record, measured, cpus, "pipelined", "auto", generations,
                            games=played, cores=CORES if sleeping else None)
         print(f"{name:<12} {cpus:>5} {'sleeping' if sleeping else 'real':<9} {share:>6.0%} "
-              f"{simulated.share:>10.0%} {100 * (simulated.share - share):>+10.0f} pt "
-              f"{driver * 1e3:>9.2f} ms " + (f"{machine * 1e3:>10.2f} ms" if sleeping else
-                                               f"{'(games)':>13}"), flush=True)
-    print(f"(sleeping games: the driver and {'/'.join(map(str, SLEEPING_CPUS))} worker processes "
-          f"share this machine's {CORES} cores, so the simulation gives each task the machine's "
-          "CPU time per task, measured in the run, on that many cores, before its games)")
+              f"{simulated.share:>10.0%} {100 * (simulated.share - share):>+10.1f} pt "
+              f"{driver * 1e3:>9.2f} ms {machine * 1e3:>10.2f} ms", flush=True)
+    print("(machine/task: the CPU time of every process of this machine per task, beyond its "
+          "games, measured in the run; the simulation gives it to each task before its games. "
+          f"Sleeping games: the driver and {'/'.join(map(str, SLEEPING_CPUS))} worker processes "
+          f"share this machine's {CORES} cores, and so do the simulated tasks)")
 
 
 def plot(drawn: dict, cpus: list[int], path: str) -> None:
@@ -444,9 +468,10 @@ def main() -> None:
     args = parser.parse_args()
     data = json.loads(DATA.read_text(encoding="utf-8"))
     costs = data["ray"]
-    print(f"recorded {data['recorded']} on {data['machine']}; Ray per task: driver "
+    print(f"games recorded {data['recorded']} on {data['machine']}; Ray per task (recorded "
+          f"{costs['recorded']}): driver "
           f"{(costs['driver_submit_s'] + costs['driver_fetch_s']) * 1e3:.2f} ms, worker "
-          f"{costs['worker_task_s'] * 1e3:.2f} ms; a spec put {costs['put_spec_s'] * 1e3:.2f} ms")
+          f"{costs['worker_task_s'] * 1e3:.2f} ms")
     print(f"the driver's process: {costs['driver_cpu_s'] * 1e3:.2f} ms of CPU a task in all its "
           f"threads, {costs['driver_busiest_thread_s'] * 1e3:.3f} ms in the busiest (Ray's own "
           f"threads work beside the replayed one: they keep up with "

@@ -4,16 +4,18 @@ configs timed on one core, and Ray's own costs per task and per job, timed on an
 Games: for each config, the candidates of its first generation (CMA-ES's first draw from the
 config's start) each play the first training seeds of generation 1 in this process, one game at
 a time; each game's score, seconds and positions evaluated are kept, per candidate, so that the
-replay's races see real differences between candidates and real spreads within one.
+replay's races see real differences between candidates and real spreads within one. And the
+seconds a worker takes to build each candidate's player (its heuristic tables) before the games.
 Run it on an otherwise idle machine: the times are what one core gives.
 
-Ray: a task that does nothing, submitted many times on ``--ray-cpus`` CPUs: the driver's seconds
-to submit one and to fetch one result, the CPU-seconds one occupies on a worker, and the seconds
-to put one player spec in the object store (once per candidate and generation). And what a task
-costs the driver's process in CPU time, in all and in its busiest thread (Ray's own threads work
-beside the Python one: the busiest one caps the tasks a second one driver can hand out).
+Ray: a task that does nothing but takes what a unit of games takes (a candidate number, a
+player spec, 64 seeds, a version), submitted many times on ``--ray-cpus`` CPUs: the driver's
+seconds to submit one and to fetch one result, and the CPU-seconds one occupies on a worker. And
+what a task costs the driver's process in CPU time, in all and in its busiest thread (Ray's own
+threads work beside the Python one: the busiest one caps the tasks a second one driver can hand
+out).
 
-Run: ``python bench/record_game_times.py`` (about 5 minutes; writes bench/data/game_times.json);
+Run: ``python bench/record_game_times.py`` (a few minutes; writes bench/data/game_times.json);
 ``--ray-only`` measures Ray again and keeps the file's games.
 """
 
@@ -24,6 +26,7 @@ import datetime
 import json
 import os
 import platform
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -49,18 +52,23 @@ def record_config(name: str, games: int) -> dict:
     jobs = [Job(i, run.spec(w), seeds) for i, w in enumerate(weight_sets)]
     evaluator = SerialEvaluator(games_per_task=1)
     evaluator.play(jobs[:1], None)  # compile and warm up, untimed
-    candidates = []
+    candidates, builds = [], []
     for job in jobs:
         results = evaluator.play([job])[0]
         candidates.append([[r.score, round(r.seconds, 6), r.moves_evaluated] for r in results])
+        started = time.perf_counter()
+        job.spec.solver()  # what a worker does first with a candidate it has not seen
+        builds.append(time.perf_counter() - started)
         print(f"{name}: candidate {job.candidate}: {games} games, "
-              f"{sum(r.seconds for r in results) / games * 1000:,.1f} ms a game", flush=True)
+              f"{sum(r.seconds for r in results) / games * 1000:,.1f} ms a game, "
+              f"{builds[-1] * 1000:.2f} ms to build its player", flush=True)
     return {"depth": config.search.depth, "popsize": len(weight_sets),
             "budget": config.evaluation.games.to_config(),
+            "build_seconds": round(statistics.median(builds), 6),
             "candidates": candidates}
 
 
-def _nothing() -> None:
+def _nothing(candidate, spec, seeds, version) -> None:
     return None
 
 
@@ -72,9 +80,12 @@ def record_ray(cpus: int, tasks: int) -> dict:
     ray = session.ray
     try:
         nothing = ray.remote(num_cpus=1)(_nothing)
-        ray.get([nothing.remote() for _ in range(200)])  # start the workers, untimed
+        spec = PlayerSpec("classic", {"monotonicity_weight": 47.0, "merges_weight": 700.0},
+                          depth=3)
+        unit = (0, spec, list(range(64)), "0")  # what a unit's task takes (tuner.evaluation)
+        ray.get([nothing.remote(*unit) for _ in range(200)])  # start the workers, untimed
         started, cpu, threads = time.perf_counter(), time.process_time(), thread_seconds()
-        refs = [nothing.remote() for _ in range(tasks)]
+        refs = [nothing.remote(*unit) for _ in range(tasks)]
         submitted = time.perf_counter()
         ray.wait(refs, num_returns=len(refs))
         finished = time.perf_counter()
@@ -83,18 +94,12 @@ def record_ray(cpus: int, tasks: int) -> dict:
         cpu, busiest = time.process_time() - cpu, max(
             (spent - threads.get(thread, 0.0) for thread, spent in thread_seconds().items()),
             default=float("nan"))
-        spec = PlayerSpec("classic", {"monotonicity_weight": 47.0, "merges_weight": 700.0},
-                          depth=3)
-        puts = time.perf_counter()
-        for _ in range(1000):
-            ray.put(spec)
-        put = (time.perf_counter() - puts) / 1000
         return {
+            "recorded": datetime.date.today().isoformat(),
             "cpus": cpus,
             "driver_submit_s": (submitted - started) / tasks,
             "driver_fetch_s": (fetched - finished) / tasks,
             "worker_task_s": (finished - started) * cpus / tasks,
-            "put_spec_s": put,
             "driver_cpu_s": cpu / tasks,
             "driver_busiest_thread_s": busiest / tasks,
         }

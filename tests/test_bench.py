@@ -214,28 +214,32 @@ def test_cluster_scale_prints_both_dispatches_and_writes_its_json(tmp_path):
 
 def test_a_simulated_cluster_on_few_cores_queues_the_tasks_work_for_them():
     """With ``cores``, the CPUs are processes sharing that many cores: a task's own CPU time
-    waits for a free core, its (sleeping) games do not."""
+    waits for a free core, its (sleeping) games do not. Either way a worker builds the
+    candidate's player before its first games, and keeps it for the next."""
     sys.path.insert(0, str(BENCH))
     try:
         from cluster_scale import SimulatedCluster, _SimulatedPool
     finally:
         sys.path.remove(str(BENCH))
-    from engine.solver import GameResult
+    from engine.solver import GameResult, PlayerSpec
+    from tuner.evaluation import Job
     from tuner.schedule import Unit
 
     class TenthOfASecond:
         def results(self, job, seeds):
             return [GameResult(seed, 0, 0, 0, 0.1, 0, 0) for seed in seeds]
 
-    costs = {"driver_submit_s": 0.0, "driver_fetch_s": 0.0, "put_spec_s": 0.0,
-             "worker_task_s": 0.01, "machine_task_s": 0.01}
+    costs = {"driver_submit_s": 0.0, "driver_fetch_s": 0.0,
+             "worker_task_s": 0.01, "machine_task_s": 0.01, "build_s": 0.005}
     ends = {}
     for cores in (None, 1):
         cluster = SimulatedCluster(4, TenthOfASecond(), costs, 1, cores=cores)
         cluster.sync = lambda: cluster.clock  # noqa: B023 - a driver that takes no time
-        pool = _SimulatedPool(cluster, [object()])
+        pool = _SimulatedPool(cluster, [Job(0, PlayerSpec("classic", {}, 1), ())])
         for i in range(4):
             pool.submit(Unit(0, i, (i,)))
         ends[cores] = sorted(round(p.end, 9) for p in pool.pending)
-    assert ends[None] == [0.11] * 4  # a core for every CPU: the four tasks side by side
-    assert ends[1] == [0.11, 0.12, 0.13, 0.14]  # one core: each task's own work after the last
+    assert ends[None] == [0.115] * 4  # a core for every CPU: the four tasks side by side
+    assert ends[1] == [0.115, 0.125, 0.135, 0.145]  # one core: each task's Ray work in turn
+    pool.submit(Unit(0, 4, (4,)))  # on a worker that has built this player: no second build
+    assert round(pool.pending[-1].end, 9) == 0.115 + 0.01 + 0.1

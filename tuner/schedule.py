@@ -105,7 +105,9 @@ class UnitSize:
     spends about 0.3 ms of CPU on each; units too long leave CPUs idle at the end of a round.
     The size never changes a result, only when games are played."""
 
-    MIN_UNIT_SECONDS = 0.2  # a unit's worker overhead (about 1 ms) stays below 1%
+    # a unit's worker overhead (Ray's 1 ms, and a player build of up to 5 ms where the worker
+    # has not built that candidate's yet) stays about 1%
+    MIN_UNIT_SECONDS = 0.5
     # the driver's CPU time per unit: its process's, Ray's threads in it included (0.30 ms
     # measured with empty tasks, bench/record_game_times.py)
     DRIVER_SECONDS_PER_UNIT = 0.0003
@@ -153,7 +155,7 @@ class UnitSize:
 # games a candidate, the rough game time for the depth): enough that the driver's work between
 # generations and the last units of each round stay small beside it (bench/cluster_scale.py)
 FILL_SECONDS = 3.0
-FILL_GAMES = 24
+FILL_GAMES = 48
 
 
 def auto_popsize(cpus: int, depth: int, most: int, smallest: int, largest: int) -> int:

@@ -218,9 +218,9 @@ def test_a_fixed_unit_size_never_changes():
 
 
 @pytest.mark.parametrize("cpus, seconds, expected", [
-    (2, 0.004, 50),      # 0.2 s at least: tens of games at depth 1 on a small machine
+    (2, 0.004, 125),     # 0.5 s at least: a hundred games at depth 1 on a small machine
     (2, 2.0, 1),         # one game at depth 3
-    (128, 0.002, 100),
+    (128, 0.002, 250),
     (1024, 0.002, 308),  # twice 0.3 ms of the driver's time per CPU: 0.61 s
     (512, 0.0000001, 100_000),  # never more than a task may hold
 ])
@@ -234,7 +234,7 @@ def test_auto_units_with_every_node_gone_are_sized_as_for_one_cpu():
     gone, one = UnitSize("auto", cpus=0), UnitSize("auto", cpus=1)
     for size in (gone, one):
         size.observe([Timed(0.004)] * 10)
-    assert gone.games(waiting=640) == one.games(waiting=640) == 50
+    assert gone.games(waiting=640) == one.games(waiting=640) == 125
 
 
 def test_auto_units_start_from_the_depths_rough_game_time_until_games_are_timed():
