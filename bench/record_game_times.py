@@ -1,5 +1,6 @@
 """Record what the cluster benchmark (``bench/cluster_scale.py``) replays: real games of shipped
-configs timed on one core, and Ray's own costs per task and per job, timed on an embedded Ray.
+configs and their players' builds timed on one core, and Ray's own costs per task, timed on an
+embedded Ray.
 
 Games: for each config, the candidates of its first generation (CMA-ES's first draw from the
 config's start) each play the first training seeds of generation 1 in this process, one game at
