@@ -177,6 +177,7 @@ class TuningRun:
             self.write_validation(rows)
             self.state.finished = True
             self.checkpoint()
+        self.stop_requested()  # asked while it validated: it has finished, and leaves no request
         return self.state
 
     def resolve_popsize(self, cpus: int) -> None:

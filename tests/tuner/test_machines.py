@@ -152,6 +152,20 @@ def test_a_stop_request_ends_the_job_after_its_generation_checkpointed(tmp_path)
     assert ckpt.load_state(run.run_dir).generation == 2
 
 
+def test_a_stop_request_while_the_run_validates_lets_it_finish_and_leaves_no_request(tmp_path):
+    config = parse_config(config_dict(tmp_path, max_generations=2), "m.yaml")
+    run = TuningRun.start(config, config.run_dir, progress=False)
+
+    def ask_while_validating():
+        if run.state.generation == 2:
+            (run.run_dir / ckpt.STOP_FILE).write_text("stop\n")
+
+    state = run.run(Cluster(on_call=ask_while_validating))
+    assert state.finished and not run.stopped_on_request
+    assert (run.run_dir / ckpt.VALIDATION_FILE).exists()
+    assert not (run.run_dir / ckpt.STOP_FILE).exists()
+
+
 LOCKER = """
 import fcntl, os, sys, time
 fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
