@@ -41,7 +41,6 @@ import os
 import statistics
 import tempfile
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,7 +48,7 @@ from record_game_times import record_ray
 
 from engine.solver import GameResult
 from tuner.config import load_config, parse_config
-from tuner.evaluation import SOLVER_CACHE_SIZE, solver_key
+from tuner.evaluation import SolverCache
 from tuner.run import TuningRun
 from tuner.schedule import AllGames, Unit, UnitSize, drive
 
@@ -124,7 +123,7 @@ class SimulatedCluster:
         self.costs = ray_costs
         self.unit_size = UnitSize(games_per_task, cpus)
         self.free_at = [(0.0, cpu) for cpu in range(cpus)]  # a heap: when each CPU is next free
-        self.built = [OrderedDict() for _ in range(cpus)]  # each CPU's worker's solver cache
+        self.built = [SolverCache() for _ in range(cpus)]  # each CPU's worker's players
         # ``cores``: the CPUs are worker processes on a machine of that many cores, and games
         # sleep; each task then takes ``machine_task_s`` of a core (Ray's work, every process
         # of it counted) before its games, first come first served (a heap: when each core is
@@ -138,15 +137,11 @@ class SimulatedCluster:
         self._real = time.perf_counter()
 
     def build(self, cpu: int, spec) -> float:
-        """The seconds CPU ``cpu``'s worker takes to build ``spec``'s player: none where it is
-        among the last ``SOLVER_CACHE_SIZE`` it built (``tuner.evaluation``'s cache)."""
-        built, key = self.built[cpu], solver_key(spec)
-        if key in built:
-            built.move_to_end(key)
+        """The seconds CPU ``cpu``'s worker takes to build ``spec``'s player: none where its
+        cache (``tuner.evaluation.SolverCache``, as a real worker's) keeps it."""
+        if spec in self.built[cpu]:
             return 0.0
-        built[key] = None
-        if len(built) > SOLVER_CACHE_SIZE:
-            built.popitem(last=False)
+        self.built[cpu].get(spec, lambda _spec: None)
         return self.costs["build_s"]
 
     def sync(self) -> float:

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Protocol, Self
 from engine.errors import Tune2048Error
 from engine.families.guard import family_code_error, is_interrupt
 from engine.families.registry import ship_family
-from engine.solver import GameResult, PlayerSpec, Solver
+from engine.solver import GameResult, PlayerSpec
 from tuner import interrupts
 from tuner.errors import EvaluationError
 from tuner.ray_session import RaySession
@@ -82,22 +82,31 @@ def tune2048_version() -> str:
     return importlib.metadata.version("tune2048")
 
 
-_solvers: OrderedDict = OrderedDict()
+class SolverCache:
+    """The last ``SOLVER_CACHE_SIZE`` players a worker built, told apart by everything their
+    tables and search are built from; the oldest goes first."""
+
+    def __init__(self):
+        self._built: OrderedDict = OrderedDict()
+
+    @staticmethod
+    def _key(spec: PlayerSpec) -> tuple:
+        return spec.family, tuple(spec.weights.items()), spec.depth, spec.cutoff
+
+    def __contains__(self, spec: PlayerSpec) -> bool:
+        return self._key(spec) in self._built
+
+    def get(self, spec: PlayerSpec, build: Callable[[PlayerSpec], object]):
+        """``spec``'s player, built with ``build`` unless kept."""
+        key = self._key(spec)
+        if key not in self._built:
+            self._built[key] = build(spec)
+            if len(self._built) > SOLVER_CACHE_SIZE:
+                self._built.popitem(last=False)
+        return self._built[key]
 
 
-def solver_key(spec: PlayerSpec) -> tuple:
-    """What a worker's solver cache tells players apart by: everything their tables and search
-    are built from."""
-    return spec.family, tuple(spec.weights.items()), spec.depth, spec.cutoff
-
-
-def _solver_for(spec: PlayerSpec) -> Solver:
-    key = solver_key(spec)
-    if key not in _solvers:
-        _solvers[key] = spec.solver()
-        if len(_solvers) > SOLVER_CACHE_SIZE:
-            _solvers.popitem(last=False)
-    return _solvers[key]
+_solvers = SolverCache()  # this worker process's
 
 
 def play_unit(
@@ -110,7 +119,7 @@ def play_unit(
             f"driver {version}: install the same version on every node"
         )
     try:
-        solver = _solver_for(spec)
+        solver = _solvers.get(spec, PlayerSpec.solver)
     except BaseException as err:
         if isinstance(err, Tune2048Error) or (is_interrupt(err) and not _on_ray_worker()):
             raise  # one line already (the family guard's FamilyCodeError), or a real Ctrl-C
