@@ -1,0 +1,91 @@
+"""The golden runs' configs and how one is played (shared by the maker and the test)."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import shutil
+from pathlib import Path
+
+import yaml
+
+from engine import yaml_text
+
+REPO = Path(__file__).resolve().parents[3]
+GOLDEN_FILES = ("history.csv", "validation.csv", "best.yaml")
+CAPS = {
+    ("cmaes", "max_generations"): 3,
+    ("cmaes", "max_games"): None,
+    ("cmaes", "restarts"): 0,
+    ("validation", "games"): 8,
+    ("validation", "top_k"): 2,
+    ("validation", "every"): 2,
+}
+RACE = {"min": 4, "max": 12, "batch": 4}
+STRATEGY_VARIANTS = {  # each strategy once, from classic.yaml's start
+    "racing": {"name": "racing"},
+    "population": {"name": "population", "factor": 2},
+    "uh-cma-es": {"name": "uh-cma-es", "min_games": 4, "max_games": 16},
+    "lra-cma-es": {"name": "lra-cma-es"},
+}
+
+
+def capped(raw: dict) -> dict:
+    """A shipped config shrunk to seconds of depth-1 games (node budgets to 2,000 nodes)."""
+    config = copy.deepcopy(raw)
+    for (section, key), value in CAPS.items():
+        config.setdefault(section, {})[key] = value
+    evaluation = config.setdefault("evaluation", {})
+    evaluation["games"] = RACE if isinstance(evaluation.get("games"), dict) else 6
+    evaluation["reevaluate_best"] = min(evaluation.get("reevaluate_best", 0) or 0, 1)
+    search = config.setdefault("search", {})
+    depth = search.get("depth", 1)
+    search["depth"] = min(depth, 1) if isinstance(depth, int) else {"nodes": 2000}
+    config.setdefault("cmaes", {})["popsize"] = min(config["cmaes"].get("popsize") or 6, 6)
+    config["run"] = {**config.get("run", {}), "output_dir": "outputs"}
+    return config
+
+
+def golden_configs() -> dict[str, dict]:
+    """Every shipped config capped, by file stem, and each strategy on classic.yaml."""
+    sources = sorted((REPO / "configs").glob("*.yaml")) + sorted(
+        (REPO / "examples" / "families").glob("*.yaml"))
+    configs = {}
+    for path in sources:
+        raw = yaml_text.load(path.read_text(encoding="utf-8"))
+        if "family" not in raw:
+            continue
+        configs[path.stem] = capped(raw)
+    classic = yaml_text.load((REPO / "configs" / "classic.yaml").read_text(encoding="utf-8"))
+    for name, strategy in STRATEGY_VARIANTS.items():
+        variant = capped(classic)
+        variant["strategy"] = dict(strategy)
+        if name == "racing":
+            variant["evaluation"]["games"] = RACE
+        variant["run"]["name"] = f"classic-{name}"
+        configs[f"strategy-{name}"] = variant
+    return configs
+
+
+def play_golden(config: dict, workdir: Path) -> dict[str, bytes]:
+    """Run ``config`` to its end in ``workdir`` (replaced) on this process alone; the golden
+    files' bytes."""
+    from tuner.config import parse_config
+    from tuner.evaluation import SerialEvaluator
+    from tuner.run import TuningRun
+
+    shutil.rmtree(workdir, ignore_errors=True)
+    workdir.mkdir(parents=True)
+    for family_file in (REPO / "examples" / "families").glob("*.py"):  # file families' specs
+        shutil.copy(family_file, workdir)  # are relative to the config's folder
+    path = workdir / "config.source.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    with contextlib.chdir(workdir):  # file families are named relative to where a run starts
+        parsed = parse_config(config, source=path.name)
+        Path("run").mkdir()
+        run = TuningRun.start(parsed, Path("run"), progress=False)
+        with SerialEvaluator() as evaluator:
+            run.run(evaluator)
+        produced = {name: (run.run_dir / name).read_bytes() for name in GOLDEN_FILES}
+    shutil.rmtree(workdir)
+    return produced

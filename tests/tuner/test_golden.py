@@ -1,0 +1,31 @@
+"""Refactoring keeps every result: each shipped config (and each strategy), capped to three
+generations at its own seed, writes the same ``history.csv``, ``validation.csv`` and
+``best.yaml`` byte for byte as the golden runs in ``tests/data/golden/`` (written before the
+tuner's redesign by ``tests/data/golden/make_golden.py``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
+sys.path.insert(0, str(GOLDEN))
+
+from golden_runs import GOLDEN_FILES, golden_configs, play_golden
+
+CONFIGS = golden_configs()
+
+
+def test_every_golden_config_has_its_golden_run():
+    assert sorted(CONFIGS) == sorted(p.name for p in GOLDEN.iterdir()
+                                     if p.is_dir() and not p.name.startswith((".", "_")))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_a_capped_shipped_config_writes_its_golden_files(name, tmp_path):
+    produced = play_golden(CONFIGS[name], tmp_path / "work")
+    for file in GOLDEN_FILES:
+        assert produced[file] == (GOLDEN / name / file).read_bytes(), f"{name}/{file} differs"
