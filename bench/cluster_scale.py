@@ -1,7 +1,7 @@
 """Cluster scaling, replayed: how much of a cluster's CPU time goes to games, from 2 to 512 CPUs.
 
-The tuner's own run loop (``TuningRun``), schedule (``tuner.schedule``) and driver loop
-(``tuner.schedule.drive``) run here unchanged against a simulated cluster of N CPUs on a virtual
+The tuner's own run loop (``TuningRun``), schedule (``tuner.games.schedule``) and driver loop
+(``tuner.games.schedule.drive``) run here unchanged against a simulated cluster of N CPUs on a virtual
 clock. What the simulation stands in for, and where each figure comes from:
 
 - games: each takes the seconds it took when recorded on one core of this machine
@@ -48,9 +48,9 @@ from record_game_times import record_ray
 
 from engine.solver import GameResult
 from tuner.config import load_config, parse_config
-from tuner.evaluation import SolverCache
-from tuner.run import TuningRun
-from tuner.schedule import AllGames, Unit, UnitSize, drive
+from tuner.games.evaluation import SolverCache
+from tuner.games.schedule import AllGames, Unit, UnitSize, drive
+from tuner.loop.run import TuningRun
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "bench" / "data" / "game_times.json"
@@ -138,7 +138,7 @@ class SimulatedCluster:
 
     def build(self, cpu: int, spec) -> float:
         """The seconds CPU ``cpu``'s worker takes to build ``spec``'s player: none where its
-        cache (``tuner.evaluation.SolverCache``, as a real worker's) keeps it."""
+        cache (``tuner.games.evaluation.SolverCache``, as a real worker's) keeps it."""
         if spec in self.built[cpu]:
             return 0.0
         self.built[cpu].get(spec, lambda _spec: None)
@@ -304,7 +304,7 @@ def on_ray(name: str, cpus: int, generations: int, sleeping: RecordedGames | Non
     games (every process: what Ray, the tuner and the workers' player builds cost a task). The
     games are real, or (``sleeping``) tasks that sleep for the recorded games' seconds and
     return their results. Every game played goes to ``played``."""
-    from tuner.evaluation import RayEvaluator
+    from tuner.cluster.ray_evaluator import RayEvaluator
 
     with tempfile.TemporaryDirectory() as tmp:
         run = tuning_run(name, Path(tmp), "pipelined", "auto")
@@ -366,7 +366,7 @@ class _Counted:
 
 def _pause(seconds: float) -> None:
     """Start a worker process as a task will find it: the engine imported."""
-    import tuner.evaluation  # noqa: F401
+    import tuner.games.evaluation  # noqa: F401
 
     time.sleep(seconds)
 
@@ -375,7 +375,7 @@ def _sleeper(games: RecordedGames):
     def sleep_unit(candidate, spec, seeds, version):
         import time as clock
 
-        from tuner.evaluation import Job
+        from tuner.games.evaluation import Job
 
         results = games.results(Job(candidate, spec, tuple(seeds)), seeds)
         clock.sleep(sum(r.seconds for r in results))

@@ -38,7 +38,7 @@ from engine.depth import parse_depth
 from engine.export import c_source
 from engine.stats import mean_ci
 from engine.weights_file import read_weights
-from tuner.compare import paired_difference
+from tuner.analysis.compare import paired_difference
 
 ROOT = Path(__file__).resolve().parents[1]
 RATES = (8192, 16384, 32768)

@@ -35,9 +35,9 @@ from pathlib import Path
 from engine.atomic import atomic_write
 from engine.solver import PlayerSpec
 from tuner.config import load_config
-from tuner.evaluation import Job, SerialEvaluator
-from tuner.run import TuningRun
-from tuner.seeds import training_seeds
+from tuner.games.evaluation import Job, SerialEvaluator
+from tuner.games.seeds import training_seeds
+from tuner.loop.run import TuningRun
 
 REPO = Path(__file__).resolve().parents[1]
 GAMES = {"snake": 128, "classic-d2": 32, "classic-d3": 8}
@@ -75,7 +75,7 @@ def _nothing(candidate, spec, seeds, version) -> None:
 
 def record_ray(cpus: int, tasks: int) -> dict:
     """Ray's own costs on an embedded Ray of ``cpus`` CPUs, with a task that does nothing."""
-    from tuner.ray_session import RaySession
+    from tuner.cluster.ray_session import RaySession
 
     session = RaySession(workers=cpus)  # as `tune` starts it
     ray = session.ray
@@ -83,7 +83,7 @@ def record_ray(cpus: int, tasks: int) -> dict:
         nothing = ray.remote(num_cpus=1)(_nothing)
         spec = PlayerSpec("classic", {"monotonicity_weight": 47.0, "merges_weight": 700.0},
                           depth=3)
-        unit = (0, spec, list(range(64)), "0")  # what a unit's task takes (tuner.evaluation)
+        unit = (0, spec, list(range(64)), "0")  # what a unit's task takes (tuner.games.evaluation)
         ray.get([nothing.remote(*unit) for _ in range(200)])  # start the workers, untimed
         started, cpu, threads = time.perf_counter(), time.process_time(), thread_seconds()
         refs = [nothing.remote(*unit) for _ in range(tasks)]

@@ -44,11 +44,12 @@ import yaml
 
 from engine.atomic import atomic_write
 from engine.weights_file import read_weights
-from tuner import checkpoint as ckpt
+from tuner.cluster.ray_evaluator import evaluator_for
 from tuner.config import parse_config
-from tuner.evaluation import Job, evaluator_for
-from tuner.run import TuningRun
-from tuner.seeds import validation_seeds
+from tuner.games.evaluation import Job
+from tuner.games.seeds import validation_seeds
+from tuner.loop.run import TuningRun
+from tuner.store import checkpoint as ckpt
 
 BOOTSTRAP = 4000  # resamples for each interval
 

@@ -25,15 +25,11 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from tuner.cluster.ray_evaluator import evaluator_for
 from tuner.config import parse_config
-from tuner.evaluation import (
-    SerialEvaluator,
-    evaluator_for,
-    play_unit,
-    tune2048_version,
-)
-from tuner.run import TuningRun
-from tuner.schedule import DISPATCHES
+from tuner.games.evaluation import SerialEvaluator, play_unit, tune2048_version
+from tuner.games.schedule import DISPATCHES
+from tuner.loop.run import TuningRun
 
 
 def config(depth: int, games: int | dict, popsize: int, generations: int, games_per_task,

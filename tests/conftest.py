@@ -66,7 +66,7 @@ def run_tune(args: list[str], cwd: Path, guard: Path | None) -> subprocess.Compl
     paths += [str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in paths if p))
     return subprocess.run(
-        [sys.executable, "-m", "cli", *args],
+        [sys.executable, "-m", "tuner", *args],
         cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False,
     )
 
@@ -98,7 +98,7 @@ class JobsEvaluator:
     def run(self, jobs, schedule, progress=None):
         from dataclasses import replace
 
-        from tuner.schedule import UnitSize
+        from tuner.games.schedule import UnitSize
 
         while not schedule.done:
             for unit in schedule.next_units(0, UnitSize(1 << 20)):

@@ -18,9 +18,9 @@ import pytest
 import yaml
 from conftest import EXIT_RAY_GUARD, run_tune
 
-from tuner.checkpoint import save_state
 from tuner.config import load_config
-from tuner.run import TuningRun
+from tuner.loop.run import TuningRun
+from tuner.store.checkpoint import save_state
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CORPUS = REPO_ROOT / "tests" / "data" / "bad"

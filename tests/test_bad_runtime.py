@@ -32,7 +32,7 @@ import pytest
 import yaml
 from conftest import REPO_ROOT
 
-from tuner import checkpoint as ckpt
+from tuner.store import checkpoint as ckpt
 
 DATA = REPO_ROOT / "tests" / "data" / "runtime"
 QUICK = REPO_ROOT / "configs" / "quick.yaml"
@@ -46,9 +46,9 @@ MAX_LINE = 600  # characters of a message line
 # ---- what runs in the `tune` subprocess before the command --------------------------------------
 
 SERIAL = """
-import tuner.evaluation as _evaluation
-_evaluation.evaluator_for = (lambda ray, families, start_ray=True:
-                             _evaluation.SerialEvaluator(ray.games_per_task))
+import tuner.cluster.ray_evaluator as _ray_evaluator
+_ray_evaluator.evaluator_for = (lambda ray, families, start_ray=True:
+                                _ray_evaluator.SerialEvaluator(ray.games_per_task))
 """
 # TUNE_TEST_FULL_AT="NAME:N": from the N-th write of a file named NAME on ("*": any file), every
 # write fails as on a full disk (the temporary file is written to /dev/full: ENOSPC).
@@ -91,7 +91,7 @@ def _mkstemp(*args, dir=None, **kwargs):
     return tempfile.mkstemp(*args, dir=dir, **kwargs)
 _atomic.tempfile = types.SimpleNamespace(mkstemp=_mkstemp)
 """
-MAIN = "\nfrom cli.main import main\nsys.exit(main())\n"
+MAIN = "\nfrom tuner.cli.main import main\nsys.exit(main())\n"
 
 
 def command(args: list[str], preludes: tuple[str, ...] = ()) -> list[str]:
@@ -195,8 +195,8 @@ def stopped_run(tmp_path_factory) -> Path:
     """A run of configs/quick.yaml (made small) stopped after generation 1 of 3, as Ctrl-C
     leaves one, played in this process: copy it for a case (``copy_run``)."""
     from tuner.config import load_config
-    from tuner.evaluation import SerialEvaluator
-    from tuner.run import TuningRun
+    from tuner.games.evaluation import SerialEvaluator
+    from tuner.loop.run import TuningRun
 
     folder = tmp_path_factory.mktemp("stopped")
     write_config(folder / "quick.yaml")
@@ -444,7 +444,7 @@ def test_a_disk_full_after_a_checkpoint_keeps_it_and_says_how_to_resume(work):
 LOCKER = """
 import sys, time
 from pathlib import Path
-from tuner.run_dir import Lock
+from tuner.store.run_dir import Lock
 locks = [Lock(Path(path)) for path in sys.argv[1:]]
 print("locked", flush=True)
 time.sleep(120)
@@ -823,7 +823,7 @@ def test_a_name_the_file_system_cannot_take_leaves_nothing(work, changes, expect
 
 def test_a_folder_made_for_a_run_that_cannot_start_is_removed_again(tmp_path):
     from tuner.errors import CheckpointError
-    from tuner.run_dir import NewRun
+    from tuner.store.run_dir import NewRun
 
     with pytest.raises(CheckpointError, match="File name too long"):
         NewRun(tmp_path / "new" / ("d" * 300) / "quick", overwrite=False, same_config=False)

@@ -222,8 +222,8 @@ def test_a_simulated_cluster_on_few_cores_queues_the_tasks_work_for_them():
     finally:
         sys.path.remove(str(BENCH))
     from engine.solver import GameResult, PlayerSpec
-    from tuner.evaluation import Job
-    from tuner.schedule import Unit
+    from tuner.games.evaluation import Job
+    from tuner.games.schedule import Unit
 
     class TenthOfASecond:
         def results(self, job, seeds):

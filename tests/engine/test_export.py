@@ -17,12 +17,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cli.main import parse
-from cli.options import UsageError
 from engine import export
 from engine.families import FAMILIES, get_family
 from engine.families.classic import CLASSIC, line_table
 from engine.weights_file import WeightsFile, WeightsFileError, read_weights, write_weights
+from tuner.cli.main import parse
+from tuner.cli.options import UsageError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CLASSIC_REFERENCE = REPO_ROOT / "engine" / "baselines" / "classic-reference.yaml"
@@ -453,7 +453,7 @@ def test_unwritable_output_is_a_one_line_error(tmp_path):
 
 
 def test_tune_export_is_a_subcommand_of_tune(tmp_path, capsys):
-    from cli.main import main
+    from tuner.cli.main import main
 
     assert main(["export", str(CLASSIC_REFERENCE), "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["weights"]["lost_penalty"] == 200000.0

@@ -8,8 +8,8 @@ from statistics import NormalDist
 
 import pytest
 
-from tuner.budget import AdaptiveGames, FixedGames, undecided
-from tuner.fitness import Fitness
+from tuner.games.budget import AdaptiveGames, FixedGames, undecided
+from tuner.games.fitness import Fitness
 from tuner.strategies.pycma_es import CMAES
 
 # pycma's recombination weights for 6 candidates (3 positive, 3 negative: active CMA)

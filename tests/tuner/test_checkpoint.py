@@ -1,4 +1,4 @@
-"""tuner.checkpoint: version 2 checkpoints carry a SHA-256, so damage is refused before unpickling;
+"""tuner.store.checkpoint: version 2 checkpoints carry a SHA-256, so damage is refused before unpickling;
 version 1 checkpoints (a bare pickle) still load."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from cli.main import main
-from tuner import checkpoint as ckpt
-from tuner.checkpoint import Candidate, RunState
+from tuner.cli.main import main
 from tuner.errors import CheckpointError
+from tuner.store import checkpoint as ckpt
+from tuner.store.checkpoint import Candidate, RunState
 
 # A run directory made by tune2048 before checkpoints had a header: checkpoint.pkl is the
 # bare-pickle (version 1) checkpoint of tests/data/bad/run-no-config, config.yaml the matching

@@ -13,14 +13,14 @@ import pytest
 import yaml
 from conftest import JobsEvaluator
 
-from cli.main import main
 from engine import Solver, read_weights, write_weights
+from tuner.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def tune(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cli", *args], cwd=cwd, check=False,
+    return subprocess.run([sys.executable, "-m", "tuner", *args], cwd=cwd, check=False,
                           capture_output=True, text=True, timeout=600)
 
 
@@ -96,7 +96,7 @@ def test_report_into_a_closed_pipe_ends_quietly(quick_runs):
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        done = subprocess.run([sys.executable, "-m", "cli", "report", str(quick_runs[2])],
+        done = subprocess.run([sys.executable, "-m", "tuner", "report", str(quick_runs[2])],
                               stdout=write_end, stderr=subprocess.PIPE, text=True,
                               timeout=120, check=False)
     finally:
@@ -131,7 +131,7 @@ def small_config(tmp_path: Path, **cmaes) -> Path:
 def test_resuming_a_run_that_pycma_stopped_says_it_cannot_continue(tmp_path, capsys):
     from engine.solver import GameResult
     from tuner.config import load_config
-    from tuner.run import TuningRun
+    from tuner.loop.run import TuningRun
 
     class Flat(JobsEvaluator):  # every candidate scores the same: pycma stops on a flat fitness
         workers = 1
@@ -155,7 +155,7 @@ def test_resuming_a_run_that_pycma_stopped_says_it_cannot_continue(tmp_path, cap
 
 
 def test_a_bug_is_a_traceback_not_bad_input(tmp_path, monkeypatch):
-    from tuner.run import TuningRun
+    from tuner.loop.run import TuningRun
 
     def bug(*args, **kwargs):
         raise ValueError("a bug in the run loop")
@@ -166,10 +166,10 @@ def test_a_bug_is_a_traceback_not_bad_input(tmp_path, monkeypatch):
 
 
 def test_a_bug_exits_1_with_its_traceback(tmp_path):
-    driver = ("import sys\nimport tuner.run\n"
+    driver = ("import sys\nimport tuner.loop.run\n"
               "def bug(*args, **kwargs):\n    raise ValueError('a bug in the run loop')\n"
-              "tuner.run.TuningRun.start = bug\n"
-              "from cli.main import main\nsys.exit(main(sys.argv[1:]))\n")
+              "tuner.loop.run.TuningRun.start = bug\n"
+              "from tuner.cli.main import main\nsys.exit(main(sys.argv[1:]))\n")
     config = small_config(tmp_path)
     done = subprocess.run(
         [sys.executable, "-c", driver, "--config", str(config)],
@@ -182,13 +182,13 @@ def test_a_bug_exits_1_with_its_traceback(tmp_path):
 
 def test_a_run_stopped_before_its_first_checkpoint_says_to_start_it_again(tmp_path, capsys,
                                                                           monkeypatch):
-    import tuner.evaluation
+    import tuner.cluster.ray_evaluator
     from tuner.errors import EvaluationError
 
     def no_cluster(*args, **kwargs):
         raise EvaluationError("could not join the Ray cluster at 'head:6379'")
 
-    monkeypatch.setattr(tuner.evaluation, "RayEvaluator", no_cluster)
+    monkeypatch.setattr(tuner.cluster.ray_evaluator, "RayEvaluator", no_cluster)
     config = small_config(tmp_path)
     assert main(["--config", str(config), "--workers", "2"]) == 1
     err = capsys.readouterr().err

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from cli.main import main
 from engine import Solver, read_weights
-from tuner.compare import labels_for, paired_difference
+from tuner.analysis.compare import labels_for, paired_difference
+from tuner.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 WEIGHTS = ROOT / "engine" / "baselines"
@@ -42,7 +42,7 @@ def test_labels_disambiguate_repeated_stems():
 def test_compare_plays_every_file_on_the_same_seeds():
     files = [WEIGHTS / "classic-reference.yaml", WEIGHTS / "seed002-snake.yaml"]
     done = subprocess.run(
-        [sys.executable, "-m", "cli", "compare", *map(str, files), "--depth", "0",
+        [sys.executable, "-m", "tuner", "compare", *map(str, files), "--depth", "0",
          "--games", "30", "--seed", "500", "--workers", "2", "--json"],
         capture_output=True, text=True, timeout=600, check=False,
     )
@@ -60,7 +60,7 @@ def test_compare_plays_every_file_on_the_same_seeds():
 def test_compare_at_a_depth_policy_records_it():
     files = [WEIGHTS / "classic-reference.yaml", WEIGHTS / "seed002-snake.yaml"]
     done = subprocess.run(
-        [sys.executable, "-m", "cli", "compare", *map(str, files), "--depth", "nodes:2000",
+        [sys.executable, "-m", "tuner", "compare", *map(str, files), "--depth", "nodes:2000",
          "--games", "30", "--workers", "1", "--json"],
         capture_output=True, text=True, timeout=600, check=False,
     )
@@ -74,7 +74,7 @@ def test_compare_at_a_depth_policy_records_it():
 
 def test_compare_refuses_too_few_games_for_a_paired_test():
     done = subprocess.run(
-        [sys.executable, "-m", "cli", "compare", str(WEIGHTS / "classic-reference.yaml"),
+        [sys.executable, "-m", "tuner", "compare", str(WEIGHTS / "classic-reference.yaml"),
          "--games", "5"],
         capture_output=True, text=True, timeout=120, check=False,
     )
@@ -97,12 +97,12 @@ def test_compare_refuses_too_few_games_for_a_paired_test():
     ],
 )
 def test_bad_arguments_are_refused_before_ray_starts(args, expected, capsys, monkeypatch):
-    import tuner.evaluation
+    import tuner.cluster.ray_evaluator
 
     def no_ray(*args, **kwargs):
         raise AssertionError("Ray started")
 
-    monkeypatch.setattr(tuner.evaluation, "RayEvaluator", no_ray)
+    monkeypatch.setattr(tuner.cluster.ray_evaluator, "RayEvaluator", no_ray)
     reference = str(WEIGHTS / "classic-reference.yaml")
     assert main(["compare", reference, reference, *args]) == 2
     err = capsys.readouterr().err
@@ -121,7 +121,7 @@ def test_weights_whose_heuristic_is_not_finite_name_the_file_and_the_weight(tmp_
 
 
 def test_the_report_says_what_its_intervals_are_and_reads_as_people_write_numbers():
-    from tuner.compare import format_report
+    from tuner.analysis.compare import format_report
 
     player = {"name": "tuned", "depth": 3, "games": 1000, "mean": 151_315.4, "ci95": 4_332.1,
               "median": 150_020.0, "reach": {"2048": 0.996, "4096": 0.95, "8192": 0.723,
@@ -138,7 +138,7 @@ def test_the_report_says_what_its_intervals_are_and_reads_as_people_write_number
 
 
 def test_the_report_columns_line_up_under_a_depth_policy_longer_than_its_heading():
-    from tuner.compare import format_report
+    from tuner.analysis.compare import format_report
 
     reach = {str(t): 0.5 for t in (2048, 4096, 8192, 16384, 32768)}
     players = [{"name": name, "depth": "auto:cap=5", "games": 32, "mean": 263_828.0,
@@ -154,7 +154,7 @@ def test_the_report_columns_line_up_under_a_depth_policy_longer_than_its_heading
 # ---- --save: a comparison kept game by game, and gone on with ----------------------------------
 
 def compare(*args: str, driver: str = "") -> subprocess.CompletedProcess:
-    code = driver + "import sys; from cli.main import main; sys.exit(main(sys.argv[1:]))"
+    code = driver + "import sys; from tuner.cli.main import main; sys.exit(main(sys.argv[1:]))"
     return subprocess.run([sys.executable, "-c", code, "compare", *args], capture_output=True,
                           text=True, timeout=600, check=False)
 
@@ -209,12 +209,12 @@ def test_the_games_a_save_holds_are_not_played_again(tmp_path, monkeypatch, caps
     held["games"][0][0]["score"] += 30_000_000  # a kept game counts as it is kept
     save.write_text(json.dumps(held))
 
-    import tuner.evaluation
+    import tuner.cluster.ray_evaluator
 
     def no_ray(*args, **kwargs):
         raise AssertionError("Ray started")
 
-    monkeypatch.setattr(tuner.evaluation, "RayEvaluator", no_ray)
+    monkeypatch.setattr(tuner.cluster.ray_evaluator, "RayEvaluator", no_ray)
     assert main(["compare", *PAIR, "--depth", "0", "--games", "30", "--seed", "7", "--json",
                  "--save", str(save)]) == 0
     classic, _snake = json.loads(capsys.readouterr().out)["players"]
@@ -224,7 +224,7 @@ def test_the_games_a_save_holds_are_not_played_again(tmp_path, monkeypatch, caps
 
 def test_a_save_holds_games_by_player_so_a_new_player_is_judged_against_kept_games(tmp_path):
     from engine.solver import PlayerSpec
-    from tuner.saved_games import SavedGames, player
+    from tuner.games.saved_games import SavedGames, player
 
     snake, classic, features = (
         PlayerSpec(w.family, w.weights, 0, 0.0001) for w in
@@ -264,12 +264,12 @@ def test_a_comparison_in_another_order_reuses_every_kept_game(tmp_path, monkeypa
     assert done.returncode == 0, done.stderr
     forward = json.loads(done.stdout)
 
-    import tuner.evaluation
+    import tuner.cluster.ray_evaluator
 
     def no_ray(*args, **kwargs):
         raise AssertionError("Ray started")
 
-    monkeypatch.setattr(tuner.evaluation, "RayEvaluator", no_ray)
+    monkeypatch.setattr(tuner.cluster.ray_evaluator, "RayEvaluator", no_ray)
     assert main(["compare", PAIR[1], PAIR[0], "--depth", "0", "--games", "30", "--seed", "7",
                  "--json", "--save", str(save)]) == 0
     backward = json.loads(capsys.readouterr().out)
@@ -330,17 +330,17 @@ THIS_VERSION = '{"format": "tune2048-compare-games", "version": 1, "tune2048": "
 )
 def test_a_save_file_of_anything_else_is_refused_and_left_as_it_was(tmp_path, monkeypatch, capsys,
                                                                      held, expected):
-    import tuner.evaluation
+    import tuner.cluster.ray_evaluator
     from engine.solver import PlayerSpec
-    from tuner.saved_games import player
+    from tuner.games.saved_games import player
 
     def no_ray(*args, **kwargs):
         raise AssertionError("Ray started")
 
-    monkeypatch.setattr(tuner.evaluation, "RayEvaluator", no_ray)
+    monkeypatch.setattr(tuner.cluster.ray_evaluator, "RayEvaluator", no_ray)
     players = [player(PlayerSpec("classic", read_weights(PAIR[0]).weights, 1, 0.0001))]
     save = tmp_path / "games.json"
-    text = held.replace("{version}", tuner.evaluation.tune2048_version()).replace(
+    text = held.replace("{version}", tuner.games.evaluation.tune2048_version()).replace(
         "{players}", json.dumps(players))
     save.write_text(text)
     assert main(["compare", PAIR[0], PAIR[0], "--depth", "1", "--save", str(save)]) == 2
@@ -352,12 +352,12 @@ def test_a_save_file_of_anything_else_is_refused_and_left_as_it_was(tmp_path, mo
 
 def test_a_save_path_that_cannot_be_written_is_refused_before_ray_starts(tmp_path, monkeypatch,
                                                                          capsys):
-    import tuner.evaluation
+    import tuner.cluster.ray_evaluator
 
     def no_ray(*args, **kwargs):
         raise AssertionError("Ray started")
 
-    monkeypatch.setattr(tuner.evaluation, "RayEvaluator", no_ray)
+    monkeypatch.setattr(tuner.cluster.ray_evaluator, "RayEvaluator", no_ray)
     assert main(["compare", PAIR[0], PAIR[0], "--save", str(tmp_path)]) == 2
     [line] = capsys.readouterr().err.splitlines()
     assert line.startswith(f"tune: error: {tmp_path}")

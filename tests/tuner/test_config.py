@@ -1,5 +1,5 @@
 """Run configs (tuner.config), the normalised search space (tuner.space) and game seeds
-(tuner.seeds)."""
+(tuner.games.seeds)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from tuner.config import (
     parse_config,
 )
 from tuner.errors import ConfigError
-from tuner.seeds import TOP_BIT, training_seeds, validation_seeds
+from tuner.games.seeds import TOP_BIT, training_seeds, validation_seeds
 from tuner.space import SearchSpace
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -256,7 +256,7 @@ def test_edge_warnings_name_each_weight_at_an_end_of_its_box():
     assert [line.split(" is at the ")[1][:5] for line in lines] == ["upper", "lower"]
 
 
-# ---- tuner.seeds -------------------------------------------------------------------------------
+# ---- tuner.games.seeds -------------------------------------------------------------------------------
 
 def test_training_seeds_change_every_generation():
     first, second = training_seeds(7, 1, 64), training_seeds(7, 2, 64)

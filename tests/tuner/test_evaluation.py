@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 
 from engine.solver import PlayerSpec
-from tuner.budget import AdaptiveGames
+from tuner.cluster.ray_evaluator import RayEvaluator
 from tuner.errors import EvaluationError
-from tuner.evaluation import Job, RayEvaluator, SerialEvaluator
-from tuner.fitness import score_fitness
-from tuner.schedule import DISPATCHES, GenerationGames
+from tuner.games.budget import AdaptiveGames
+from tuner.games.evaluation import Job, SerialEvaluator
+from tuner.games.fitness import score_fitness
+from tuner.games.schedule import DISPATCHES, GenerationGames
 from tuner.strategies.pycma_es import CMAES
 
 CLASSIC = PlayerSpec("classic", {"lost_penalty": 200000.0, "monotonicity_power": 4.0,

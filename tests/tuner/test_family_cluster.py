@@ -11,9 +11,10 @@ from ray.cluster_utils import Cluster
 from engine.families import FAMILIES
 from engine.families.registry import canonical_spec
 from engine.solver import PlayerSpec
-from tuner import evaluation
+from tuner.cluster.ray_evaluator import RayEvaluator
 from tuner.errors import EvaluationError
-from tuner.evaluation import Job, RayEvaluator, SerialEvaluator
+from tuner.games import evaluation
+from tuner.games.evaluation import Job, SerialEvaluator
 
 FAMILY = '''
 import numpy as np

@@ -13,17 +13,17 @@ import pytest
 import yaml
 
 from engine import Solver, read_weights
-from tuner import checkpoint as ckpt
 from tuner.config import load_config, parse_config
-from tuner.evaluation import SerialEvaluator
-from tuner.run import TuningRun
+from tuner.games.evaluation import SerialEvaluator
+from tuner.loop.run import TuningRun
+from tuner.store import checkpoint as ckpt
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "families"
 
 
 def tune(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cli", *args], cwd=cwd, check=False,
+    return subprocess.run([sys.executable, "-m", "tuner", *args], cwd=cwd, check=False,
                           capture_output=True, text=True, timeout=600,
                           env={**os.environ, **(env or {})})
 
@@ -148,7 +148,7 @@ def test_reading_configs_imports_no_numba(tmp_path):
     (guard / "numba").mkdir(parents=True)
     (guard / "numba" / "__init__.py").write_text(NUMBA_GUARD)
     env = {"PYTHONPATH": os.pathsep.join([str(guard), str(ROOT)])}
-    imported = subprocess.run([sys.executable, "-c", "import tuner.config, cli.main"],
+    imported = subprocess.run([sys.executable, "-c", "import tuner.config, tuner.cli.main"],
                               env={**os.environ, **env}, capture_output=True, text=True,
                               check=False)
     assert imported.returncode == 0, imported.stderr

@@ -18,11 +18,11 @@ from ray.cluster_utils import Cluster
 
 from engine import read_weights
 from engine.atomic import is_temp_file
-from tuner import checkpoint as ckpt
 from tuner.config import parse_config
-from tuner.evaluation import SerialEvaluator
-from tuner.run import TuningRun
-from tuner.run_dir import staging_path
+from tuner.games.evaluation import SerialEvaluator
+from tuner.loop.run import TuningRun
+from tuner.store import checkpoint as ckpt
+from tuner.store.run_dir import staging_path
 
 pytestmark = pytest.mark.slow  # a few minutes: real runs killed and resumed
 
@@ -84,7 +84,7 @@ def write_config(tmp_path: Path, games: int | dict | None = None, **ray_options)
 # A shell that starts a job in the background (`.ci/run &`) makes its children ignore SIGINT;
 # the driver restores Python's handler first, so that it sees Ctrl-C as a terminal delivers it.
 CTRL_C_AS_IN_A_TERMINAL = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
-TUNE_MAIN = "import sys; from cli.main import main; sys.exit(main(sys.argv[1:]))"
+TUNE_MAIN = "import sys; from tuner.cli.main import main; sys.exit(main(sys.argv[1:]))"
 
 
 def start_tune(tmp_path: Path, *args: str, driver: str | None = None,
@@ -235,8 +235,8 @@ def test_all_workers_gone_checkpoints_and_stops_then_resumes(cluster, tmp_path, 
 
 CRASHING_UNIT = """
 import os, sys
-import tuner.evaluation as evaluation
-from tuner.seeds import training_seeds
+import tuner.games.evaluation as evaluation
+from tuner.games.seeds import training_seeds
 doomed = set(training_seeds(21, 2, 8))
 real_play_unit = evaluation.play_unit
 def play_unit(candidate, spec, seeds, version):
@@ -244,7 +244,7 @@ def play_unit(candidate, spec, seeds, version):
         os._exit(1)  # the worker process dies every time it runs this unit of generation 2
     return real_play_unit(candidate, spec, seeds, version)
 evaluation.play_unit = play_unit
-from cli.main import main
+from tuner.cli.main import main
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -279,7 +279,7 @@ def slow_replace(src, dst):
     time.sleep(0.4)  # widen the window between writing the temp file and renaming it
     real_replace(src, dst)
 atomic.os.replace = slow_replace
-from cli.main import main
+from tuner.cli.main import main
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -354,7 +354,7 @@ def test_ctrl_c_and_sigterm_checkpoint_and_exit_cleanly(tmp_path, reference, sig
 
 SIGNAL_BETWEEN_HISTORY_AND_CHECKPOINT = """
 import os, signal
-from tuner import checkpoint
+from tuner.store import checkpoint
 real_encode_state = checkpoint.encode_state
 def encode_state(state):  # called once the history is written, before the checkpoint is
     if state.generation == 1:

@@ -1,7 +1,8 @@
 """Refactoring keeps every result: each shipped config (and each strategy), capped to three
 generations at its own seed, writes the same ``history.csv``, ``validation.csv`` and
 ``best.yaml`` byte for byte as the golden runs in ``tests/data/golden/`` (written before the
-tuner's redesign by ``tests/data/golden/make_golden.py``)."""
+tuner's redesign by ``tests/data/golden/make_golden.py``); and a checkpoint that tune2048 wrote
+before the redesign (one per strategy, after generation 1) resumes to the same files."""
 
 from __future__ import annotations
 
@@ -27,5 +28,14 @@ def test_every_golden_config_has_its_golden_run():
 @pytest.mark.parametrize("name", sorted(CONFIGS))
 def test_a_capped_shipped_config_writes_its_golden_files(name, tmp_path):
     produced = play_golden(CONFIGS[name], tmp_path / "work")
+    for file in GOLDEN_FILES:
+        assert produced[file] == (GOLDEN / name / file).read_bytes(), f"{name}/{file} differs"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("strategy", sorted(p.name for p in (GOLDEN / "_checkpoints").iterdir()))
+def test_a_checkpoint_from_before_the_redesign_resumes_to_the_golden_files(strategy, tmp_path):
+    name = f"strategy-{strategy}"
+    produced = play_golden(CONFIGS[name], tmp_path / "work", GOLDEN / "_checkpoints" / strategy)
     for file in GOLDEN_FILES:
         assert produced[file] == (GOLDEN / name / file).read_bytes(), f"{name}/{file} differs"

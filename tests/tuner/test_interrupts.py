@@ -54,13 +54,13 @@ CTRL_C_WHILE_LOADING = textwrap.dedent("""
 
     class CtrlCOnImport(importlib.abc.MetaPathFinder):
         def find_spec(self, name, path, target=None):
-            if name == "engine.board":  # one of the modules cli.main loads
+            if name == "engine.board":  # one of the modules tuner.cli.main loads
                 os.kill(os.getpid(), signal.SIGINT)
                 time.sleep(0.1)
             return None
 
     sys.meta_path.insert(0, CtrlCOnImport())
-    from cli.main import main
+    from tuner.cli.main import main
     sys.exit(main(["families"]))
 """)
 

@@ -13,14 +13,14 @@ import pytest
 import yaml
 from conftest import JobsEvaluator
 
-from cli.main import main
 from engine.solver import GameResult
-from tuner import checkpoint as ckpt
+from tuner.analysis.report import cluster_line
+from tuner.cli.main import main
 from tuner.config import default_popsize, parse_config
-from tuner.report import cluster_line
-from tuner.run import TuningRun
-from tuner.run_dir import request_stop
-from tuner.schedule import FILL_GAMES, FILL_SECONDS, UnitSize, auto_popsize
+from tuner.games.schedule import FILL_GAMES, FILL_SECONDS, UnitSize, auto_popsize
+from tuner.loop.run import TuningRun
+from tuner.store import checkpoint as ckpt
+from tuner.store.run_dir import request_stop
 
 
 def config_dict(tmp_path, **cmaes) -> dict:
@@ -62,7 +62,7 @@ def test_the_machines_go_to_cluster_csv_and_the_history_stays_the_same_on_any_cl
     histories = []
     for workers in (1, 64):
         config = parse_config(config_dict(tmp_path / str(workers)), "m.yaml")
-        with caplog.at_level(logging.INFO, logger="tuner.run"):
+        with caplog.at_level(logging.INFO, logger="tuner.loop.run"):
             TuningRun.start(config, config.run_dir, progress=False).run(Cluster(workers))
         histories.append((config.run_dir / ckpt.HISTORY_FILE).read_text())
         machines = rows(config.run_dir / ckpt.CLUSTER_FILE)

@@ -12,15 +12,15 @@ import numpy as np
 import pytest
 import yaml
 
-from cli.main import main
-from tuner.fitness import Fitness
-from tuner.noise import (
+from tuner.analysis.noise import (
     Measured,
     candidate_spread,
     games_for_correlation,
     rank_correlation,
     recommend_games,
 )
+from tuner.cli.main import main
+from tuner.games.fitness import Fitness
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,7 +40,7 @@ def test_noise_command_measures_the_initial_point(tmp_path, games):
     path = tmp_path / "noise.yaml"
     path.write_text(yaml.safe_dump(config))
     done = subprocess.run(
-        [sys.executable, "-m", "cli", "noise", "--config", str(path), "--games", "40",
+        [sys.executable, "-m", "tuner", "noise", "--config", str(path), "--games", "40",
          "--target", "0.05", "--workers", "2"],
         capture_output=True, text=True, timeout=600, cwd=tmp_path, check=False,
     )
@@ -70,14 +70,14 @@ def test_noise_command_measures_the_initial_point(tmp_path, games):
 
 def test_the_generation_can_be_skipped_and_auto_popsize_is_resolved_for_the_cpus(tmp_path):
     from tuner.config import parse_config
-    from tuner.run import popsize_for
+    from tuner.loop.run import popsize_for
 
     document = yaml.safe_load((ROOT / "configs" / "quick.yaml").read_text())
     document["search"]["depth"] = 0
     document["cmaes"]["popsize"] = "auto"
     path = tmp_path / "auto.yaml"
     path.write_text(yaml.safe_dump(document))
-    command = [sys.executable, "-m", "cli", "noise", "--config", str(path), "--games", "20",
+    command = [sys.executable, "-m", "tuner", "noise", "--config", str(path), "--games", "20",
                "--workers", "2"]
     done = subprocess.run([*command, "--generation-games", "4"], capture_output=True, text=True,
                           timeout=600, cwd=tmp_path, check=False)
@@ -93,7 +93,7 @@ def test_the_generation_can_be_skipped_and_auto_popsize_is_resolved_for_the_cpus
 
 def test_noise_measures_at_the_depth_asked(tmp_path):
     done = subprocess.run(
-        [sys.executable, "-m", "cli", "noise", "--config", str(ROOT / "configs" / "quick.yaml"),
+        [sys.executable, "-m", "tuner", "noise", "--config", str(ROOT / "configs" / "quick.yaml"),
          "--depth", "nodes:500", "--games", "8", "--generation-games", "0", "--workers", "1"],
         capture_output=True, text=True, timeout=600, cwd=tmp_path, check=False,
     )
@@ -131,8 +131,8 @@ def test_the_config_is_required(capsys):
 
 
 def test_the_measurement_reads_as_people_write_numbers_with_a_95_percent_interval():
+    from tuner.analysis.noise import format_noise
     from tuner.config import parse_config
-    from tuner.noise import format_noise
 
     config = parse_config(yaml.safe_load((ROOT / "configs" / "quick.yaml").read_text()), "quick")
     text = format_noise(config, Measured(Fitness(33_820.0, 1_800.0, 200), (), 6), 0.02)
@@ -195,8 +195,8 @@ def generation(spread_of_values: float, stderr: float, games: int) -> tuple[Fitn
      (100.0, "ranks: the candidates do not differ measurably over 24 games each")],
 )
 def test_what_the_generation_says_about_games_and_strategies(spread_of_values, verdict):
+    from tuner.analysis.noise import format_noise
     from tuner.config import parse_config
-    from tuner.noise import format_noise
 
     config = parse_config(yaml.safe_load((ROOT / "configs" / "quick.yaml").read_text()), "quick")
     stderr = 20_000.0 / math.sqrt(24)  # about 4,082: the noise's share of the variance

@@ -1,4 +1,4 @@
-"""``tune play`` (tuner.play, reached through tuner.cli.main)."""
+"""``tune play`` (tuner.analysis.play, reached through tuner.cli.main)."""
 
 import json
 import statistics
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from cli.main import main
 from engine.board import format_board, parse_board_text
 from engine.rules import Move
 from engine.solver import Solver
+from tuner.cli.main import main
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CLASSIC_REFERENCE = str(REPO_ROOT / "engine" / "baselines" / "classic-reference.yaml")
@@ -178,7 +178,7 @@ def test_a_weight_too_large_for_a_float_exits_2(capsys, tmp_path):
 
 def test_one_worker_plays_in_this_process_and_starts_no_ray():
     """docs/cli.md's promise: with its default one worker, tune play opens no port."""
-    code = ("import sys; from cli.main import main; "
+    code = ("import sys; from tuner.cli.main import main; "
             "code = main(['play', '--family', 'classic', '--depth', '0', '--games', '2']); "
             "print('ray imported' if 'ray' in sys.modules else 'no ray', code)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -189,7 +189,7 @@ def test_one_worker_plays_in_this_process_and_starts_no_ray():
 def test_the_summary_reads_as_people_write_numbers():
     from engine.solver import PlayerSpec
     from engine.stats import Summary
-    from tuner.play import format_summary
+    from tuner.analysis.play import format_summary
 
     summary = Summary(games=1000, mean=33_820.4, median=30_114.0, stdev=18_000.0, ci95=1_115.6,
                       reach={2048: 0.5, 4096: 0.1, 8192: 0.0, 16384: 0.0, 32768: 0.0},

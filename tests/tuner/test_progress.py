@@ -18,10 +18,10 @@ from conftest import JobsEvaluator
 
 from engine.solver import GameResult
 from engine.stats import Z95, counted, readable
-from tuner import checkpoint as ckpt
 from tuner.config import parse_config
-from tuner.progress import GameBar
-from tuner.run import TuningRun
+from tuner.games.progress import GameBar
+from tuner.loop.run import TuningRun
+from tuner.store import checkpoint as ckpt
 
 WITHOUT_MATPLOTLIB = "import sys; sys.modules['matplotlib'] = None; "  # import raises ImportError
 
@@ -151,7 +151,7 @@ class Records(logging.Handler):
 @pytest.fixture
 def logged():
     records = Records()
-    logger = logging.getLogger("tuner.run")  # "tuner" may not propagate: listen here
+    logger = logging.getLogger("tuner.loop.run")  # "tuner" may not propagate: listen here
     level = logger.level
     logger.addHandler(records)
     logger.setLevel(logging.INFO)

@@ -27,8 +27,8 @@ PROJECT_CODE = ("engine", "tuner", "bench", "examples")
 # A driver that tries to join the Ray at argv[1] and prints one line: "joined" or the error.
 JOIN = """
 import sys, time
-from tuner.evaluation import RayEvaluator
-from tuner.ray_session import ClusterConnectionError
+from tuner.cluster.ray_evaluator import RayEvaluator
+from tuner.cluster.ray_session import ClusterConnectionError
 started = time.monotonic()
 try:
     RayEvaluator(address=sys.argv[1], connect_timeout=float(sys.argv[2])).close()
@@ -64,7 +64,7 @@ def join(address: str, timeout: float = 20.0, **changes: str | None):
 
 EMBEDDED = """
 import json, os, subprocess, sys
-from tuner.evaluation import RayEvaluator
+from tuner.cluster.ray_evaluator import RayEvaluator
 evaluator = RayEvaluator(workers=1)
 import ray
 from ray._raylet import AuthenticationMode, get_authentication_mode
@@ -155,7 +155,7 @@ def tune(tmp_path: Path, *args: str, **changes: str | None) -> tuple[subprocess.
     config.write_text(yaml.safe_dump(SMALL_RUN))
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "cli", "--config", str(config), "--quiet", *args],
+        [sys.executable, "-m", "tuner", "--config", str(config), "--quiet", *args],
         cwd=tmp_path, env=environment(**changes), capture_output=True, text=True, timeout=600,
         check=False,
     )
@@ -226,7 +226,7 @@ def test_an_address_that_is_not_ray_fails_within_the_connect_timeout():
 
 
 def test_a_connect_timeout_must_be_positive():
-    from tuner.evaluation import RayEvaluator
+    from tuner.cluster.ray_evaluator import RayEvaluator
 
     with pytest.raises(ValueError, match="connect_timeout must be positive, got 0"):
         RayEvaluator(address="127.0.0.1:1", connect_timeout=0)

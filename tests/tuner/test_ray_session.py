@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from tuner import processes, ray_session
+from tuner.cluster import processes, ray_session
 
 # ---- start-up and shutdown under signals --------------------------------------------------------
 
@@ -41,7 +41,8 @@ def test_a_sigterm_that_reaches_one_of_rays_threads_while_ray_starts_is_one_line
     that a thread of Ray's took while it started came as a stack dump above tune's line."""
     code = textwrap.dedent("""
         import signal, threading
-        from tuner import interrupts, ray_session
+        from tuner import interrupts
+        from tuner.cluster import ray_session
         interrupts.install()
         import ray
         real_init = ray.init
@@ -107,7 +108,7 @@ def test_a_signal_while_ray_is_imported_is_acted_on_once_the_import_is_complete(
                 return None
 
         sys.meta_path.insert(0, InterruptWhenRayImports())
-        from tuner import processes, ray_session
+        from tuner.cluster import processes, ray_session
         try:
             ray_session._import_ray()
         except KeyboardInterrupt:

@@ -1,4 +1,4 @@
-"""tuner.report: the summary as people read it, the convergence plot (labelled, readable, written
+"""tuner.analysis.report: the summary as people read it, the convergence plot (labelled, readable, written
 atomically, leaving no temporary file) and reading a run directory."""
 
 from __future__ import annotations
@@ -12,9 +12,7 @@ import yaml
 
 from engine import atomic
 from engine.weights_file import WeightsFile
-from tuner.config import parse_config
-from tuner.errors import CheckpointError
-from tuner.report import (
+from tuner.analysis.report import (
     HISTORY_COLUMNS,
     PLOT_FILE,
     VALIDATION_COLUMNS,
@@ -23,6 +21,8 @@ from tuner.report import (
     plot_convergence,
     read_rows,
 )
+from tuner.config import parse_config
+from tuner.errors import CheckpointError
 from tuner.space import SearchSpace
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -148,10 +148,10 @@ def test_report_reads_a_run_of_a_family_file_from_any_directory(tmp_path, monkey
 
     import yaml
 
-    from cli.main import main
+    from tuner.cli.main import main
     from tuner.config import parse_config
-    from tuner.evaluation import SerialEvaluator
-    from tuner.run import TuningRun
+    from tuner.games.evaluation import SerialEvaluator
+    from tuner.loop.run import TuningRun
 
     examples = Path(__file__).resolve().parents[2] / "examples" / "families"
     shutil.copyfile(examples / "seed001.py", tmp_path / "seed001.py")
@@ -219,7 +219,7 @@ def test_a_run_that_keeps_only_its_history_is_summarised_without_weights():
 def test_a_missing_best_is_history_only_or_damage(tmp_path, capsys, keep, summarised):
     import shutil
 
-    from cli.main import main
+    from tuner.cli.main import main
 
     run_dir = tmp_path / "run"
     source = REPO_ROOT / "tests" / "data" / "bad" / "report-best-missing"

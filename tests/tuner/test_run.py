@@ -17,12 +17,14 @@ from conftest import JobsEvaluator
 from engine import Solver, read_weights
 from engine.atomic import is_temp_file
 from engine.solver import GameResult
-from tuner import checkpoint as ckpt
 from tuner.config import parse_config
 from tuner.errors import CheckpointError, ConfigError
-from tuner.evaluation import SerialEvaluator
-from tuner.run import TuningRun
-from tuner.seeds import training_seeds, validation_seeds
+from tuner.games.evaluation import SerialEvaluator
+from tuner.games.seeds import training_seeds, validation_seeds
+from tuner.loop.run import TuningRun
+from tuner.loop.step import GenerationStep
+from tuner.loop.validation import validate
+from tuner.store import checkpoint as ckpt
 
 OPTIMUM = {"monotonicity_weight": 60.0, "merges_weight": 900.0, "empty_weight": 300.0}
 
@@ -97,7 +99,7 @@ def test_a_winner_at_the_edge_of_its_box_is_warned_about(tmp_path):
     records = []
     handler = logging.Handler(logging.WARNING)
     handler.emit = records.append
-    logger = logging.getLogger("tuner.run")  # "tuner" may not propagate: listen here
+    logger = logging.getLogger("tuner.loop.run")  # "tuner" may not propagate: listen here
     logger.addHandler(handler)
     try:
         run.run(SyntheticEvaluator())
@@ -265,8 +267,10 @@ def test_a_distribution_mean_whose_heuristic_overflows_is_left_out_of_validation
     run.evaluator = SyntheticEvaluator()
     run.step()
     mean = run.space.weights(run.strategy.mean)
-    run.heuristic_problem = lambda weights: "overflows" if weights == mean else None
-    rows = run.validate()
+    games = run.games()
+    games.heuristic_problem = lambda weights: "overflows" if weights == mean else None
+    rows, winner = validate(games, run.space, run.state, run.strategy.mean)
+    assert winner in rows
     assert [row.label for row in rows] == ["elite 1", "elite 2"]
 
 
@@ -334,8 +338,8 @@ def test_adaptive_games_go_to_the_candidates_whose_rank_is_undecided(tmp_path):
     weight_sets = [{**run.space.weights(run.space.initial()), "merges_weight": level}
                    for level in spread]
     budget = run.strategy.budget()
-    with run.generation_bar(1, len(weight_sets), budget) as bar:
-        results, fits = run.play_generation(weight_sets, 1, budget, bar)
+    step = GenerationStep(run.config, run.space, run.strategy, run.games())
+    results, fits = step.play_generation(weight_sets, 1, budget)
     played = run.evaluator.played
     assert [len(r) for r in results] == [played[level] for level in spread]
     assert played[3000.0] == played[3100.0] == 64

@@ -1,4 +1,4 @@
-"""tuner.run_dir: what a directory holds, the lock, and a new run that takes its place only once
+"""tuner.store.run_dir: what a directory holds, the lock, and a new run that takes its place only once
 it has a checkpoint."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from tuner import checkpoint as ckpt
 from tuner.errors import CheckpointError
-from tuner.run_dir import Holds, Lock, NewRun, holds, staging_path
+from tuner.store import checkpoint as ckpt
+from tuner.store.run_dir import Holds, Lock, NewRun, holds, staging_path
 
 
 def make(directory: Path, *names: str) -> Path:
@@ -101,7 +101,7 @@ def test_a_staging_directory_left_by_a_dead_process_is_cleared(tmp_path):
 LOCKER = """
 import sys, time
 from pathlib import Path
-from tuner.run_dir import Lock
+from tuner.store.run_dir import Lock
 lock = Lock(Path(sys.argv[1]))
 print("locked", flush=True)
 time.sleep(60)
@@ -133,7 +133,7 @@ def test_the_lock_writes_nothing(tmp_path):
 
 
 def test_run_files_are_the_checkpoint_modules_names():
-    from tuner.run_dir import RUN_FILES
+    from tuner.store.run_dir import RUN_FILES
 
     assert {ckpt.CONFIG_FILE, ckpt.CHECKPOINT_FILE, ckpt.HISTORY_FILE, ckpt.BEST_FILE,
             ckpt.VALIDATION_FILE, ckpt.LOG_FILE} <= RUN_FILES

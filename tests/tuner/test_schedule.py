@@ -11,10 +11,10 @@ import random
 import pytest
 
 from engine.solver import GameResult
-from tuner.budget import AdaptiveGames, FixedGames
-from tuner.fitness import score_fitness
-from tuner.schedule import AllGames, GenerationGames, Unit, UnitSize
-from tuner.schedule import drive as drive_on_pool
+from tuner.games.budget import AdaptiveGames, FixedGames
+from tuner.games.fitness import score_fitness
+from tuner.games.schedule import AllGames, GenerationGames, Unit, UnitSize
+from tuner.games.schedule import drive as drive_on_pool
 from tuner.strategies.pycma_es import CMAES
 
 WEIGHTS = CMAES([0.5, 0.5], 0.3, 8, seed=0, restarts=0).rank_weights()

@@ -13,10 +13,10 @@ from test_run import SyntheticEvaluator, config_dict
 
 from engine import read_weights
 from engine.solver import GameResult
-from tuner import checkpoint as ckpt
 from tuner.config import parse_config
 from tuner.errors import ConfigError
-from tuner.run import TuningRun
+from tuner.loop.run import TuningRun
+from tuner.store import checkpoint as ckpt
 from tuner.strategies import STRATEGIES
 
 # each strategy as a config writes it: its evaluation.games, and its strategy section
@@ -167,7 +167,7 @@ def test_lra_without_its_library_is_refused_with_the_command_that_installs_it(tm
 
 
 def test_a_run_resumed_with_another_strategy_is_refused_naming_its_own(tmp_path, capsys):
-    from cli.main import main
+    from tuner.cli.main import main
 
     config = strategy_config(tmp_path, "racing", 1)
     TuningRun.start(config, config.run_dir, progress=False).run(SyntheticEvaluator())

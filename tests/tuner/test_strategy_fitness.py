@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from engine.solver import GameResult
-from tuner.fitness import Fitness, pooled, score_fitness, within_noise
+from tuner.games.fitness import Fitness, pooled, score_fitness, within_noise
 from tuner.strategies.pycma_es import CMAES
 
 

@@ -9,10 +9,10 @@ config names one in ``strategy.name``; without it, ``evaluation.games`` decides,
 
 from __future__ import annotations
 
-import pickle
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING
 
+from tuner import pickles
 from tuner.strategies import fixed, lra_cma_es, population, racing, uh_cma_es
 from tuner.strategies.base import Strategy, StrategyKind, StrategyStateError, unreadable
 
@@ -36,7 +36,7 @@ def restore_strategy(data: bytes, config: RunConfig) -> Strategy:
     A checkpoint of tune2048 0.1 or 0.2 holds pycma's CMA-ES alone: its games are the config's
     (``fixed`` or ``racing``)."""
     try:
-        top = pickle.loads(data)
+        top = pickles.loads(data)
     except Exception:  # noqa: BLE001 - unreadable here: CMAES.loads below says why
         top = None
     name = top.get("strategy") if isinstance(top, dict) else None

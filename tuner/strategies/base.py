@@ -1,7 +1,7 @@
 """What the tuning loop asks of a strategy, and what each kind of strategy declares.
 
 A strategy is one thing: it proposes a generation's candidates, says how many games each plays
-(a ``tuner.budget`` budget: a fixed number or a race), may ask for a second look at a few of
+(a ``tuner.games.budget`` budget: a fixed number or a race), may ask for a second look at a few of
 them on fresh seeds, and learns from their fitness. Points are in the normalised [0, 1] box
 (``tuner.space``); fitness is higher-is-better.
 
@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from engine.errors import BadInput
-from tuner.budget import Budget
+from tuner.games.budget import Budget
 
 if TYPE_CHECKING:
-    from tuner.checker import Checker
     from tuner.config import RunConfig
+    from tuner.config.checker import Checker
     from tuner.space import SearchSpace
 
 
@@ -43,7 +43,7 @@ class Strategy(Protocol):
 
     def rank_weights(self) -> list[float]:
         """How much each rank of the generation just asked counts, best first: what a race
-        spends its games on (``tuner.budget``); asked only when ``budget`` races."""
+        spends its games on (``tuner.games.budget``); asked only when ``budget`` races."""
 
     def tell(self, xs: list[np.ndarray], fitness: list[float]) -> None:
         """The candidates' fitness, in the order asked."""

@@ -17,7 +17,8 @@ import pickle
 
 import numpy as np
 
-from tuner.budget import FixedGames
+from tuner import pickles
+from tuner.games.budget import FixedGames
 from tuner.strategies.base import StrategyKind, envelope
 
 
@@ -91,7 +92,7 @@ class LearningRateAdaptation:
     def loads(state: bytes) -> LearningRateAdaptation:
         from cmaes import CMA
 
-        parts = pickle.loads(state)
+        parts = pickles.loads(state)
         strategy, es = parts["strategy"], CMA.__new__(CMA)
         vars(es).update(parts["es"], _rng=np.random.RandomState())
         strategy.es = es

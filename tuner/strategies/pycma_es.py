@@ -21,7 +21,8 @@ with warnings.catch_warnings():
     warnings.filterwarnings("ignore", "Could not import matplotlib", UserWarning, r"cma\.")
     import cma
 
-from tuner.budget import Budget
+from tuner import pickles
+from tuner.games.budget import Budget
 from tuner.strategies.base import StrategyStateError, envelope, unreadable
 
 if TYPE_CHECKING:
@@ -123,12 +124,12 @@ class CMAES:
         """Raises ``StrategyStateError`` when the state cannot be read here."""
         written_with = None
         try:
-            state = pickle.loads(data)
+            state = pickles.loads(data)
             if "libraries" in state:  # else the envelope-less layout of tune2048 0.1.0
                 written_with = state["libraries"]
-                state = pickle.loads(state["state"])
+                state = pickles.loads(state["state"])
             strategy = state["strategy"]
-            strategy.es = pickle.loads(state["es"])
+            strategy.es = pickles.loads(state["es"])
         except Exception as err:  # noqa: BLE001 - a foreign pickle can raise almost anything
             raise StrategyStateError(unreadable("CMA-ES", written_with, libraries(), err)) from None
         return strategy
@@ -148,7 +149,7 @@ def cmaes_for(config: RunConfig, space: SearchSpace, popsize: int | None = None)
 
 class WithGames:
     """A strategy of CMA-ES and a games budget: every generation's candidates play ``games``
-    (``tuner.budget``), and CMA-ES learns from their fitness."""
+    (``tuner.games.budget``), and CMA-ES learns from their fitness."""
 
     def __init__(self, name: str, cma_es: CMAES, games: Budget):
         self.name = name
@@ -198,7 +199,7 @@ class WithGames:
 
     @staticmethod
     def loads(state: bytes) -> WithGames:
-        parts = pickle.loads(state)
+        parts = pickles.loads(state)
         strategy = parts["strategy"]
         strategy.cma_es = CMAES.loads(parts["cma_es"])
         return strategy

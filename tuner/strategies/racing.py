@@ -1,5 +1,5 @@
 """``racing``: every candidate plays ``evaluation.games``' ``min``, and the candidates whose rank
-is still undecided play more, up to ``max`` (the race: ``tuner.budget.AdaptiveGames``)."""
+is still undecided play more, up to ``max`` (the race: ``tuner.games.budget.AdaptiveGames``)."""
 
 from __future__ import annotations
 

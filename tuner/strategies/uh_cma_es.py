@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tuner.budget import FixedGames
+from tuner.games.budget import FixedGames
 from tuner.strategies.base import StrategyKind
 from tuner.strategies.pycma_es import CMAES, WithGames, cma, cmaes_for
 

@@ -42,9 +42,9 @@ from pathlib import Path
 
 import yaml
 
-from tuner import checkpoint as ckpt
 from tuner.config import load_config
-from tuner.run import TuningRun
+from tuner.loop.run import TuningRun
+from tuner.store import checkpoint as ckpt
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parents[2]
@@ -63,7 +63,7 @@ def fresh_run(run_dir: Path) -> None:
 def finished_run(run_dir: Path) -> None:
     """A complete run directory: two generations and the validation of a depth-0 config."""
     from tuner.config import parse_config
-    from tuner.evaluation import SerialEvaluator
+    from tuner.games.evaluation import SerialEvaluator
 
     if run_dir.exists():
         shutil.rmtree(run_dir)

@@ -64,15 +64,20 @@ def golden_configs() -> dict[str, dict]:
             variant["evaluation"]["games"] = RACE
         variant["run"]["name"] = f"classic-{name}"
         configs[f"strategy-{name}"] = variant
+    reevaluated = capped(classic)  # no shipped config re-evaluates its best
+    reevaluated["evaluation"]["reevaluate_best"] = 2
+    reevaluated["run"]["name"] = "classic-reevaluated"
+    configs["classic-reevaluated"] = reevaluated
     return configs
 
 
-def play_golden(config: dict, workdir: Path) -> dict[str, bytes]:
-    """Run ``config`` to its end in ``workdir`` (replaced) on this process alone; the golden
-    files' bytes."""
+def play_golden(config: dict, workdir: Path, checkpoint: Path | None = None) -> dict[str, bytes]:
+    """Run ``config`` to its end in ``workdir`` (replaced) on this process alone, or resume it
+    from a copy of the run directory ``checkpoint``; the golden files' bytes."""
     from tuner.config import parse_config
-    from tuner.evaluation import SerialEvaluator
-    from tuner.run import TuningRun
+    from tuner.games.evaluation import SerialEvaluator
+    from tuner.loop.run import TuningRun
+    from tuner.store import checkpoint as ckpt
 
     shutil.rmtree(workdir, ignore_errors=True)
     workdir.mkdir(parents=True)
@@ -82,8 +87,13 @@ def play_golden(config: dict, workdir: Path) -> dict[str, bytes]:
     path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     with contextlib.chdir(workdir):  # file families are named relative to where a run starts
         parsed = parse_config(config, source=path.name)
-        Path("run").mkdir()
-        run = TuningRun.start(parsed, Path("run"), progress=False)
+        if checkpoint is None:
+            Path("run").mkdir()
+            run = TuningRun.start(parsed, Path("run"), progress=False)
+        else:
+            shutil.copytree(checkpoint, "run")
+            state = ckpt.load_state(Path("run"))
+            run = TuningRun.resume(parsed, Path("run"), state, progress=False)
         with SerialEvaluator() as evaluator:
             run.run(evaluator)
         produced = {name: (run.run_dir / name).read_bytes() for name in GOLDEN_FILES}

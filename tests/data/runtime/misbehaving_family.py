@@ -1,7 +1,7 @@
 """A family whose own code misbehaves where a player is built for games, and nowhere else.
 
 classic's heuristic, except that while a unit of games builds its player (under
-``tuner.evaluation.play_unit``, on a Ray worker or in the driver) it raises what
+``tuner.games.evaluation.play_unit``, on a Ray worker or in the driver) it raises what
 ``MISBEHAVE`` says: ``exception`` (a ValueError), ``exit`` (``sys.exit(3)``) or ``interrupt``
 (``KeyboardInterrupt``). Checking a config or a weights file calls the same method outside
 ``play_unit``, so the family passes every check first, as a real bug would. With

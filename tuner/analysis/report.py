@@ -1,0 +1,296 @@
+"""What ``tune report`` shows: a run's summary table and its convergence plot.
+
+Every ``+/-`` is the half-width of a 95% confidence interval (``engine.stats``), as the report
+says; the files it reads keep standard errors.
+
+The plot (``convergence.png``) has three panels: best and median fitness per generation, the best
+with its 95% confidence interval and the validated winner marked; sigma per generation below it;
+and fitness against the training games played, with the best guesses validated during the run
+(``validation.every``). It needs matplotlib, an optional extra: ``pip install 'tune2048[plot]'``.
+Without it the table is still printed.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections import defaultdict
+from pathlib import Path
+
+from engine.atomic import atomic_write
+from engine.echo import echo, shorten
+from engine.families.registry import file_spec_path, is_file_spec
+from engine.stats import Z95, counted, readable
+from engine.weights_file import WeightsFile, read_weights
+from tuner.config import RunConfig, parse_config
+from tuner.errors import CheckpointError, ConfigError
+from tuner.space import SearchSpace
+from tuner.store import checkpoint as ckpt
+
+PLOT_FILE = "convergence.png"
+# The columns the report reads (the run writes more); generation counts must be whole numbers.
+HISTORY_COLUMNS = ("generation", "evaluations", "games", "best", "best_stderr", "median",
+                   "worst", "sigma")
+VALIDATION_COLUMNS = ("candidate", "generation", "fitness", "fitness_stderr", "mean_score",
+                      "ci95")
+CLUSTER_COLUMNS = ("generation", "cpus", "seconds", "game_seconds", "share")
+COUNT_COLUMNS = ("generation", "evaluations", "games", "cpus")
+TEXT_COLUMNS = ("candidate",)
+CI_NOTE = "+/- is the half-width of a 95% confidence interval"
+
+
+def read_rows(path: Path, columns: tuple[str, ...], required: bool) -> list[dict[str, float | str]]:
+    """A CSV written by the run, with ``columns`` checked and parsed; [] for an optional missing
+    file. A run directory is trusted, but a file cut short by a full disk or edited by hand is
+    refused with a ``CheckpointError`` naming the file, the line and the column."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        if required:
+            raise CheckpointError(f"{path}: missing: no generation has completed yet") from None
+        return []
+    except (OSError, UnicodeDecodeError) as err:
+        why = err.strerror if isinstance(err, OSError) else "not UTF-8 text"
+        raise CheckpointError(f"{path}: cannot read: {why}") from None
+    rows = []
+    try:
+        reader = csv.DictReader(text.splitlines())
+        header = reader.fieldnames or []
+        missing = [c for c in columns if c not in header]
+        if header and missing:
+            raise CheckpointError(f"{path}: line 1: missing column {missing[0]!r} (expected "
+                                  f"{', '.join(columns)})")
+        for line, raw in enumerate(reader, start=2):
+            rows.append(_parse_row(path, line, raw, columns, len(header)))
+    except csv.Error as err:
+        raise CheckpointError(f"{path}: not a CSV file ({shorten(str(err))})") from None
+    if required and not rows:
+        raise CheckpointError(f"{path}: empty: no generation has completed yet")
+    return rows
+
+
+def _parse_row(path: Path, line: int, raw: dict, columns: tuple[str, ...],
+               width: int) -> dict[str, float | str]:
+    # DictReader puts the fields beyond the header under None and fills missing ones with None
+    fields = width + len(raw.get(None) or ()) - sum(v is None for v in raw.values())
+    if fields != width:
+        raise CheckpointError(f"{path}: line {line}: expected {width} fields, got {fields} "
+                              "(a truncated or damaged line)")
+    row: dict[str, float | str] = {k: _parse(v) for k, v in raw.items()}
+    for column in columns:
+        value = row[column]
+        if column in TEXT_COLUMNS:
+            continue
+        if not isinstance(value, float) or (column in COUNT_COLUMNS and not (
+                math.isfinite(value) and value >= 0 and value == int(value))):
+            what = "a whole number" if column in COUNT_COLUMNS else "a number"
+            raise CheckpointError(f"{path}: line {line}: {column}: expected {what}, got "
+                                  f"{echo(raw[column])}")
+    return row
+
+
+def _parse(value: str) -> float | str:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return value
+
+
+def read_run_config(run_dir: Path) -> tuple[dict, RunConfig]:
+    """The stored config, as written and validated; ``CheckpointError`` names the file."""
+    path = run_dir / ckpt.CONFIG_FILE
+    stored = ckpt.read_stored_config(run_dir)
+    try:
+        config = parse_config(stored, str(path), run_dir)
+    except ConfigError as err:
+        first = str(err).splitlines()[0].removeprefix(f"{path}: ")
+        count = len(str(err).splitlines())
+        more = f" (and {count - 1} more problems)" if count > 1 else ""
+        raise CheckpointError(f"{path}: not a valid run config: {first}{more}") from None
+    return stored, config
+
+
+def read_best(run_dir: Path, config: RunConfig, validated: bool) -> WeightsFile | None:
+    """``best.yaml``, which must hold weights of the run's family. A run writes it with its first
+    checkpoint, so it must be there beside a checkpoint or a validation; None where the directory
+    keeps only the run's config and history (as the shipped seed runs of a campaign do). A family
+    file or module the run's config names may be imported for it: the config imported it."""
+    path = run_dir / ckpt.BEST_FILE
+    history_only = not (validated or (run_dir / ckpt.CHECKPOINT_FILE).exists())
+    if history_only and not (path.exists() or path.is_symlink()):
+        return None
+    files = [file_spec_path(config.family)] if is_file_spec(config.family) else []
+    modules = [config.family.rpartition(":")[0]] if not files and ":" in config.family else []
+    best = read_weights(path, files, modules)
+    if best.family != config.family:
+        raise CheckpointError(f"{path}: family: {echo(best.family)} is not the family of the run "
+                              f"in {run_dir / ckpt.CONFIG_FILE} ({echo(config.family)})")
+    return best
+
+
+def numbers(history: list[dict], column: str) -> list[tuple[float, float]]:
+    """(games spent, value) for the rows that have a value in an optional column (rows written
+    before the column existed, or generations it skipped, leave the cell empty)."""
+    return [(row["games"], row[column]) for row in history
+            if isinstance(row.get(column), float) and math.isfinite(row[column])]
+
+
+def format_report(config: dict, history: list[dict], validation: list[dict], best,
+                  space: SearchSpace, machines: list[dict] = ()) -> str:
+    last = history[-1]
+    top = max(history, key=lambda r: r["best"])
+    saved = sum(value for _, value in numbers(history, "games_saved"))
+    spent = counted(int(last["games"]), "training game") + (
+        f" ({int(saved):,} saved by adaptive games)" if saved else "")
+    validated = dict(numbers(history, "validated"))
+    fitness = config["evaluation"]["fitness"]
+    lines = [
+        (f"run           {config['run']['name']}  ({config['family']} family, depth "
+        f"{config['search']['depth']}, fitness {fitness})"),
+        (f"generations   {int(last['generation']):,}: "
+         f"{counted(int(last['evaluations']), 'candidate')}, {spent}"),
+        (f"best in a generation   {readable(top['best'])} +/- "
+         f"{readable(Z95 * top['best_stderr'])} (generation {int(top['generation']):,})"),
+        f"final sigma   {readable(last['sigma'], 3)}",
+        *([cluster_line(machines)] if machines else []),
+        f"({CI_NOTE})",
+        "",
+        f"{'gen':>5} {'games':>10} {'best':>12} {'+/-':>9} {'median':>12} {'worst':>12} "
+        f"{'sigma':>8}" + (f" {'validated':>12}" if validated else ""),
+    ]
+    step = max(1, math.ceil(len(history) / 20))
+    for row in history[::step] + ([last] if (len(history) - 1) % step else []):
+        check = validated.get(row["games"])
+        lines.append(
+            f"{int(row['generation']):>5,} {int(row['games']):>10,} {readable(row['best']):>12} "
+            f"{readable(Z95 * row['best_stderr']):>9} {readable(row['median']):>12} "
+            f"{readable(row['worst']):>12} {readable(row['sigma'], 3):>8}"
+            + (f" {readable(check):>12}" if check is not None else "")
+        )
+    if validation:
+        show_score = fitness != "mean_score"  # else the fitness column is the mean score
+        lines += ["", "validation (held-out seeds)",
+                  f"{'candidate':<20} {'gen':>4} {'fitness' if show_score else 'mean score':>12} "
+                  f"{'+/-':>9}" + (f" {'mean score':>12} {'+/-':>9}" if show_score else "")]
+        for row in validation:
+            lines.append(
+                f"{row['candidate']:<20} {int(row['generation']):>4,} "
+                f"{readable(row['fitness']):>12} {readable(Z95 * row['fitness_stderr']):>9}"
+                + (f" {readable(row['mean_score']):>12} {readable(row['ci95']):>9}"
+                   if show_score else "")
+            )
+    if best is None:
+        lines += ["", "best.yaml     not kept: this directory holds the run's history only"]
+        return "\n".join(lines)
+    status = best.provenance.get("status", "")
+    lines += ["", f"best.yaml     {status}"]
+    lines += [f"  {name}: {readable(value, 6)}" for name, value in best.weights.items()]
+    edges = space.edge_warnings(best.weights)
+    lines += [f"warning: {line}" for line in edges]
+    return "\n".join(lines)
+
+
+def cluster_line(machines: list[dict]) -> str:
+    """The machines' side of a run (``cluster.csv``): CPUs and the share of their time that went
+    to training games, over every generation recorded."""
+    cpus = sorted({int(row["cpus"]) for row in machines})
+    spread = f"{cpus[0]:,}" if len(cpus) == 1 else f"{cpus[0]:,}-{cpus[-1]:,}"
+    capacity = sum(row["cpus"] * row["seconds"] for row in machines)
+    share = sum(row["game_seconds"] for row in machines) / capacity if capacity else 0.0
+    wall = sum(row["seconds"] for row in machines)
+    return (f"cluster       {spread} CPU{'s' if cpus[-1] != 1 else ''}, {share:.0%} of their "
+            f"time on training games ({counted(len(machines), 'generation')} recorded, "
+            f"{readable(wall / 3600, 3)} h)")
+
+
+FITNESS_LABELS = {  # the fitness axis, by fitness name (tuner.games.fitness): what it measures, in what
+    "mean_score": "mean score (points)",
+    "mean_log2_max_tile": "mean log2 of the largest tile",
+    "reach_rate": "share of games reaching {tile}",
+    "score_quantile": "score at quantile {quantile} (points)",
+}
+
+
+def fitness_label(evaluation: dict) -> str:
+    """The label of a fitness axis, from a stored config's ``evaluation`` section."""
+    name = evaluation["fitness"]
+    return FITNESS_LABELS.get(name, name).format_map(defaultdict(lambda: "?", evaluation))
+
+
+BEST_LABEL = "best of a generation (band: 95% CI)"  # one legend entry for both panels
+
+
+def plot_convergence(path: Path, history: list[dict], validation: list[dict],
+                     config: dict) -> Path:
+    """Write the convergence plot of a run (its stored ``config``) to ``path``, atomically."""
+    png = io.BytesIO()  # rendered in memory, so only atomic_write touches the run directory
+    convergence_figure(history, validation, config).savefig(png, format="png", dpi=110)
+    atomic_write(path, png.getvalue())
+    return path
+
+
+def convergence_figure(history: list[dict], validation: list[dict], config: dict):
+    """The convergence plot as a matplotlib ``Figure``: fitness and sigma by generation, fitness
+    against training games; ticks as people read numbers (150,000, never 1.5e5 or an offset)."""
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+    gens = [r["generation"] for r in history]
+    best = [r["best"] for r in history]
+    ci = [Z95 * r["best_stderr"] for r in history]
+    fig = Figure(figsize=(14, 6.5), layout="constrained")
+    grid = fig.add_gridspec(2, 2, height_ratios=(3, 1))
+    ax = fig.add_subplot(grid[0, 0])
+    sigma_ax = fig.add_subplot(grid[1, 0], sharex=ax)
+    games_ax = fig.add_subplot(grid[:, 1], sharey=ax)
+
+    ax.fill_between(gens, [b - c for b, c in zip(best, ci)], [b + c for b, c in zip(best, ci)],
+                    alpha=0.2, color="tab:blue")
+    ax.plot(gens, best, color="tab:blue", label=BEST_LABEL)
+    ax.plot(gens, [r["median"] for r in history], color="tab:orange",
+            label="median of a generation")
+    if validation:
+        winner = max(validation, key=lambda r: r["fitness"])
+        ax.errorbar([gens[-1]], [winner["fitness"]], yerr=[Z95 * winner["fitness_stderr"]],
+                    fmt="*", color="tab:red", markersize=12, capsize=4,
+                    label=f"validated winner ({winner['candidate']}), 95% CI")
+    for panel in (ax, games_ax):
+        panel.set_ylabel(fitness_label(config["evaluation"]))
+    ax.set_title("by generation")
+    ax.tick_params(labelbottom=False)
+    sigma_ax.plot(gens, [r["sigma"] for r in history], color="tab:gray")
+    sigma_ax.set_xlabel("generation")
+    sigma_ax.set_ylabel("sigma\n(share of each box)")
+    sigma_ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    plot_against_games(games_ax, history)
+
+    for axis in (ax.yaxis, games_ax.xaxis, sigma_ax.yaxis):
+        axis.set_major_formatter(FuncFormatter(_tick))
+    shown = {}  # one legend entry per series, below the panels where it hides no data
+    for panel in (ax, games_ax):
+        shown.update({label: handle for handle, label in zip(*panel.get_legend_handles_labels())})
+    fig.legend(shown.values(), shown.keys(), loc="outside lower center", ncol=len(shown))
+    fig.suptitle(f"{config['run']['name']}: {config['family']} family at depth "
+                 f"{config['search']['depth']}, fitness {config['evaluation']['fitness']}")
+    return fig
+
+
+def plot_against_games(ax, history: list[dict]) -> None:
+    """Fitness against the training games played: what a budget buys."""
+    spent = [r["games"] for r in history]
+    ax.plot(spent, [r["best"] for r in history], color="tab:blue", label=BEST_LABEL)
+    ax.plot(spent, [r["median"] for r in history], color="tab:orange",
+            label="median of a generation")
+    validated = numbers(history, "validated")
+    if validated:
+        ax.plot(*zip(*validated), "o-", color="tab:red",
+                label="best guess, validated during the run")
+    ax.set_xlabel("training games played")
+    ax.tick_params(labelleft=True)
+    ax.set_title("against training games played")
+
+
+def _tick(value: float, _position) -> str:
+    """A tick label with thousands separators and no exponent (ticks are round numbers)."""
+    return f"{value + 0.0:,.10g}"  # + 0.0: no "-0"

@@ -1,0 +1,118 @@
+"""``tune compare A.yaml B.yaml ...``: every weights file plays the same seeds on Ray; per file
+and per pair, what ``tuner.analysis.compare`` reports."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+
+from engine import finite
+from engine.weights_file import read_weights
+from tuner.analysis.compare import MIN_GAMES, build_report, format_report, labels_for
+from tuner.cli.options import (
+    MAX_GAMES,
+    UsageError,
+    check_cutoff,
+    check_depth,
+    check_int,
+    check_ray,
+    check_seed_range,
+    ray_options,
+    search_options,
+    trusted_families,
+)
+from tuner.config import RaySection
+
+
+def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
+    parser = subparsers.add_parser(
+        "compare",
+        parents=[common, search_options("search depth for every file (default: each file's own)"),
+                 ray_options(), trusted_families()],
+        help="play weights files on the same seeds and test their differences",
+        description="Play every weights file on the same seeds and test their differences with "
+                    "a paired t-test.",
+    )
+    parser.add_argument("weights", nargs="+", metavar="FILE",
+                        help="weights files (or baselines' names) to compare")
+    parser.add_argument("--games", type=int, default=200, metavar="N",
+                        help=f"games per file, {MIN_GAMES} to {MAX_GAMES:,} (default 200)")
+    parser.add_argument("--seed", type=int, default=10**9,
+                        help="game i plays seed SEED + i, a 64-bit seed (default 1e9, away from "
+                             "tuning seeds)")
+    parser.add_argument("--save", metavar="FILE",
+                        help="keep every game in FILE as it finishes; run again, the games "
+                             "FILE holds are not played again")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(handler=handle)
+
+
+def check_args(args: argparse.Namespace) -> None:
+    """Refuse bad arguments before any file is read or Ray starts."""
+    if args.games < MIN_GAMES:
+        raise UsageError(f"--games must be at least {MIN_GAMES} for a paired test, got "
+                         f"{args.games}")
+    check_int("--games", args.games, MIN_GAMES, MAX_GAMES)
+    args.depth = check_depth(args.depth)
+    check_cutoff(args.cutoff)
+    check_seed_range(args.seed, args.games)
+    if args.save == "":
+        raise UsageError("--save needs a file name")
+    check_ray(args)
+
+
+def handle(args: argparse.Namespace) -> int:
+    check_args(args)
+    loaded = [read_weights(path, args.family_file, family_modules=args.family_module)
+              for path in args.weights]
+    for path, weights in zip(args.weights, loaded):
+        finite.check_weights_from(path, weights.family, weights.weights)
+    from engine.solver import PlayerSpec
+    from tuner.games.evaluation import Job, tune2048_version
+    from tuner.games.saved_games import SavedGames, player
+
+    labels = labels_for(args.weights)
+    seeds = tuple(args.seed + i for i in range(args.games))
+    jobs = [
+        Job(i, PlayerSpec(w.family, w.weights, w.depth if args.depth is None else args.depth,
+                          args.cutoff), seeds)
+        for i, w in enumerate(loaded)
+    ]
+    saved = None if args.save is None else SavedGames(args.save, [job.spec for job in jobs],
+                                                      tune2048_version())
+    if saved is None:
+        results = play(jobs, loaded, args)
+    else:
+        to_play = []
+        for job in jobs:  # a player named twice (one file twice, or two copies) plays once
+            missing = saved.missing(job.candidate, seeds)
+            if missing and all(player(job.spec) != player(other.spec) for other in to_play):
+                to_play.append(Job(job.candidate, job.spec, missing))
+        try:
+            play(to_play, loaded, args, lambda j, games: saved.add(to_play[j].candidate, games))
+        except KeyboardInterrupt:  # the last line, "tune: interrupted", is the command's
+            print(f"{saved.count(seeds):,} of {len(jobs) * len(seeds):,} games are kept in "
+                  f"{args.save}; go on with:\n  {shlex.join(['tune', *args.argv])}",
+                  file=sys.stderr)
+            raise
+        results = [saved.results(job.candidate, seeds) for job in jobs]
+    report = build_report(labels, jobs, results)
+    print(json.dumps(report, indent=2) if args.json else format_report(report))
+    return 0
+
+
+def play(jobs: list, loaded: list, args: argparse.Namespace, on_results=None) -> list:
+    """Every job's games on Ray (none started for no job), with a progress bar on a terminal."""
+    if not jobs:
+        return []
+    from tqdm import tqdm
+
+    from tuner.cluster.ray_evaluator import evaluator_for
+
+    ray = RaySection.from_values("tune compare", workers=args.workers, address=args.address)
+    with evaluator_for(ray, [w.family for w in loaded]) as evaluator, \
+            tqdm(total=sum(len(job.seeds) for job in jobs), unit="game", file=sys.stderr,
+                 disable=None, leave=False) as bar:
+        return evaluator.play(jobs, bar.update, on_results)

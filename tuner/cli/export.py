@@ -1,0 +1,66 @@
+"""``tune export FILE --format c|json|tables``: a weights file for another engine
+(``engine.export``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from engine import finite
+from engine.export import (
+    FORMATS,
+    ExportError,
+    c_source,
+    check_output,
+    check_tables_output,
+    json_text,
+    write_file,
+    write_tables,
+)
+from engine.weights_file import read_weights
+from tuner.cli.options import trusted_families
+
+
+def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
+    parser = subparsers.add_parser(
+        "export",
+        parents=[common, trusted_families()],
+        help="export a weights file as C constants, JSON, or line tables for another engine",
+        description="Export a weights file: c (constants for a C/C++ engine; classic uses "
+                    "nneonneo/2048-ai's names), json, or tables (.npy line tables and a "
+                    "manifest.json defining the heuristic, for any table-driven engine).",
+    )
+    parser.add_argument("weights", metavar="FILE", help="weights file to export")
+    parser.add_argument("--format", required=True, choices=FORMATS, help="what to write")
+    parser.add_argument(
+        "--output", metavar="PATH",
+        help="c, json: file to write (default: standard output); tables: directory (required)",
+    )
+    parser.add_argument(
+        "--overwrite", action="store_true",
+        help="tables: write into a non-empty directory that holds no previous tables export",
+    )
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    if args.format == "tables" and args.output is None:
+        raise ExportError("--format tables needs --output DIR, the directory to write")
+    if args.format != "tables" and args.overwrite:
+        raise ExportError("--overwrite applies to --format tables only")
+    if args.format == "tables":
+        check_tables_output(args.output, args.overwrite)
+    elif args.output is not None:
+        check_output(args.output, args.weights)  # a device, a FIFO, a link...: refused at once
+    loaded = read_weights(args.weights, args.family_file, family_modules=args.family_module)
+    finite.check_weights_from(args.weights, loaded.family, loaded.weights)
+    if args.format == "tables":
+        write_tables(loaded, args.output, args.overwrite)
+        return 0
+    text = c_source(loaded, args.weights) if args.format == "c" else json_text(loaded)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        write_file(Path(args.output), text)
+    return 0

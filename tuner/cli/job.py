@@ -1,0 +1,148 @@
+"""What ``tune run`` and ``tune resume`` share: their Ray options, and carrying a tuning run out
+with a log file, saying at its end how to go on.
+
+Exit status: 0 when the run reached a stop condition, 130 on Ctrl-C or SIGTERM (the last
+checkpoint is kept), 1 when games could not be played or the run's files could not be written (a
+full disk). Before a run's first checkpoint a failure or an interrupt leaves nothing behind
+(``tuner.store.run_dir``), and the message says how to start again, or is bad input (exit status 2:
+the family's own code failed, say); after it, the checkpoint is kept and the message says how to
+resume.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import shlex
+import sys
+
+from engine.atomic import check_target
+from engine.errors import BadInput, Failure
+from engine.families.errors import FamilyCodeError
+from tuner import interrupts
+from tuner.cli.options import ENVIRONMENT_ERRORS, check_ray
+from tuner.config import RunConfig, parse_config
+from tuner.errors import EvaluationError
+from tuner.store import checkpoint as ckpt
+
+log = logging.getLogger("tuner")
+
+
+def with_cli_overrides(config: RunConfig, args: argparse.Namespace) -> RunConfig:
+    """--workers and --address override the config's ray section (they change no result)."""
+    check_ray(args)
+    changes = {name: getattr(args, name) for name in ("workers", "address")
+               if getattr(args, name) is not None}
+    if not changes:
+        return config
+    resolved = config.resolved()
+    resolved["ray"].update(changes)
+    return parse_config(resolved, f"{config.source} (with command-line options)", config.run_dir)
+
+
+def show_progress(args: argparse.Namespace) -> bool:
+    return not args.quiet and sys.stderr.isatty()
+
+
+def execute(run, args: argparse.Namespace, new_run=None) -> int:
+    """Run a ``TuningRun`` until it stops, logging to its directory's ``run.log`` too.
+    ``new_run``: the ``tuner.store.run_dir.NewRun`` of a run that has no checkpoint yet."""
+    from tuner.cluster.ray_evaluator import evaluator_for
+
+    check_target(run.run_dir / ckpt.LOG_FILE)  # not a FIFO (opening it would block) or a link
+    file_handler = _RunLog(run.run_dir / ckpt.LOG_FILE)
+    file_handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    log.addHandler(file_handler)
+    evaluator = None
+    try:
+        config = run.config
+        log.info("run %s: family %s, depth %s, %d tuned parameters, %s", config.run.name,
+                 config.family, config.search.depth, len(config.tuned),
+                 config.evaluation.games.describe() + (
+                     "" if config.strategy.implied else f", strategy {config.strategy.name}"))
+        evaluator = evaluator_for(config.ray, [config.family])
+        interrupts.check()
+        log.info("games on %s", evaluator.describe())
+        state = run.run(evaluator)
+        interrupts.check()  # one that came during the last moments of the run
+        if run.stopped_on_request:
+            log.info("stopped on request after generation %d (checkpointed); resume with:\n"
+                     "  tune resume %s", state.generation, run.run_dir)
+            return 0
+        log.info("done: %s; best weights in %s", state.stop_reason,
+                 run.run_dir / ckpt.BEST_FILE)
+        return 0
+    except KeyboardInterrupt as interrupt:
+        how = f"interrupted{interrupts.describe(interrupt)}"
+        if run.checkpointed:
+            log.warning("%s after generation %d (checkpointed); resume with:\n  tune resume %s",
+                        how, run.state.generation, run.run_dir)
+        else:
+            log.warning("%s before the first generation completed (nothing to resume); "
+                        "start it again with:\n  %s", how, start_again(run, args))
+        return 130
+    except BadInput as err:
+        if not run.checkpointed:
+            raise  # nothing was kept: bad input, exit status 2
+        log.error("tune: error: stopped after generation %d (checkpointed): %s",
+                  run.state.generation, err)
+        if isinstance(err, FamilyCodeError):
+            log.error("fix the family's code, then resume with:\n  tune resume %s", run.run_dir)
+        return Failure.exit_code
+    except OSError as err:  # a full disk, a directory made read-only under the run
+        if err.errno not in ENVIRONMENT_ERRORS:
+            raise  # a bug: its traceback
+        what = f"cannot write {err.filename}: {err.strerror}" if err.filename else str(err)
+        if run.checkpointed:
+            kept = _checkpointed_generation(run.run_dir)
+            log.error("tune: error: stopped: %s; the checkpoint of generation %s is kept: "
+                      "make room (or fix the permissions), then resume with:\n  tune resume %s",
+                      what, kept, run.run_dir)
+        else:
+            log.error("tune: error: stopped before the first generation completed: %s; nothing "
+                      "was kept: start it again with:\n  %s", what, start_again(run, args))
+        return Failure.exit_code
+    except EvaluationError as err:
+        if run.checkpointed:
+            log.error("tune: error: stopped after generation %d (checkpointed): %s\nresume "
+                      "with:\n  tune resume %s", run.state.generation, err, run.run_dir)
+        else:
+            log.error("tune: error: stopped before the first generation completed: %s\nstart "
+                      "it again with:\n  %s", err, start_again(run, args))
+        return err.exit_code
+    finally:
+        if evaluator is not None:
+            evaluator.close()
+        log.removeHandler(file_handler)
+        file_handler.close()
+        if new_run is not None:
+            if not run.checkpointed:
+                new_run.abandon()
+            new_run.release()
+
+
+class _RunLog(logging.FileHandler):
+    """``run.log``: a line that cannot be written there (a full disk) is dropped without the
+    traceback ``logging`` would print; the terminal shows the same lines."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        pass
+
+
+def start_again(run, args: argparse.Namespace) -> str:
+    """The command that starts again a run that has no checkpoint yet."""
+    if args.command == "run":
+        options = ["--overwrite"] if args.overwrite else []
+        for name in ("workers", "address"):
+            if getattr(args, name) is not None:
+                options += [f"--{name}", str(getattr(args, name))]
+        return shlex.join(["tune", "run", args.config, *options])
+    return f"tune resume {run.run_dir}"
+
+
+def _checkpointed_generation(run_dir) -> str:
+    """The generation of the checkpoint on disk ('?' if it cannot be read)."""
+    try:
+        return str(ckpt.load_state(run_dir).generation)
+    except BadInput:
+        return "?"

@@ -1,0 +1,140 @@
+"""What the subcommands share: parent parsers for their common options, and the checks of
+command-line values.
+
+A parent parser is added to a subcommand with ``parents=[...]``, so an option shared by several
+commands is written once. The options every command takes (``--quiet``, ``--verbose``,
+``--debug``) may stand before or after the subcommand: in the subcommands their default is
+``SUPPRESS``, so a value given before the subcommand is not replaced by the subcommand's default.
+
+A bad value raises ``UsageError`` naming the option and what it takes. Counts are bounded so that
+a typo (``--games 10000000000``) is refused at once instead of exhausting memory: every game's
+result is kept until the summary is printed. Nothing here imports the engine's compiled code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import math
+import re
+
+from engine.defaults import DEFAULT_CUTOFF
+from engine.depth import MAX_FIXED_DEPTH, DepthPolicy, parse_depth
+from engine.echo import echo, shorten
+from engine.errors import BadInput
+from tuner.config import MAX_WORKERS, is_address
+
+MAX_GAMES = 1_000_000  # games one command plays per player (results are kept in memory)
+MAX_SEED = 2**64 - 1  # game seeds are 64-bit
+# An OSError the machine, not tune, is to blame for: printed as one line (exit status 1) where it
+# is met, e.g. a disk that fills while a run starts; any other stays a bug with its traceback.
+ENVIRONMENT_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS,
+                                errno.EACCES, errno.EPERM, errno.EIO})
+
+
+class UsageError(BadInput):
+    """A command-line argument is out of range or conflicts with another."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, reporting a bad command line as bad input: one line, ``tune: error: ...``, exit
+    status 2 (``tuner.cli.main``)."""
+
+    def error(self, message: str):
+        raise UsageError(f"{message} (see: {self.prog} --help)")
+
+
+def verbosity(default=argparse.SUPPRESS) -> argparse.ArgumentParser:
+    """``--quiet``, ``--verbose``, ``--debug``: the main parser gives them their defaults, the
+    subcommands ``SUPPRESS`` so that either place works."""
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_mutually_exclusive_group()
+    group.add_argument("--quiet", action="store_true", default=default,
+                       help="only warnings and errors")
+    group.add_argument("--verbose", action="store_true", default=default, help="debug output")
+    parent.add_argument("--debug", action="store_true", default=default,
+                        help="show the traceback of bad input")
+    return parent
+
+
+def ray_options(workers_default: str = "all cores") -> argparse.ArgumentParser:
+    """``--workers`` and ``--address``: where games are played."""
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument("--workers", type=int, metavar="N",
+                        help=f"local Ray worker CPUs, 1 to {MAX_WORKERS} (default: "
+                             f"{workers_default})")
+    parent.add_argument("--address", metavar="ADDRESS",
+                        help="join a Ray cluster: 'auto' or HOST:PORT")
+    return parent
+
+
+def trusted_families() -> argparse.ArgumentParser:
+    """``--family-file`` and ``--family-module``: the family code a weights file may import (a
+    weights file alone never runs code)."""
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument("--family-file", action="append", default=[], metavar="PY",
+                        help="allow a weights file's family to be imported from this file "
+                             "(repeatable)")
+    parent.add_argument("--family-module", action="append", default=[], metavar="MODULE",
+                        help="allow a weights file's family to be imported from this module "
+                             "(repeatable)")
+    return parent
+
+
+DEPTH_FORMS = "D, auto, auto:cap=N or nodes:N"
+
+
+def add_depth_option(parser: argparse.ArgumentParser, depth_help: str) -> None:
+    """``--depth``: a fixed depth or a depth policy (``engine.depth``), read by
+    ``check_depth``."""
+    parser.add_argument("--depth", metavar="POLICY", help=f"{depth_help}: {DEPTH_FORMS}")
+
+
+def check_depth(value: str | None) -> DepthPolicy | None:
+    """``--depth`` as a policy (None: not given); ``UsageError`` saying what is wrong."""
+    if value is None:
+        return None
+    try:
+        return parse_depth(value)
+    except ValueError as err:
+        if re.fullmatch(r"\s*[-+]?[0-9]+\s*", value):
+            raise UsageError(f"--depth must be from 0 to {MAX_FIXED_DEPTH}, got {shorten(value)}") \
+                from None
+        raise UsageError(f"--depth: {shorten(str(err))} ({DEPTH_FORMS})") from None
+
+
+def search_options(depth_help: str) -> argparse.ArgumentParser:
+    """``--depth`` and ``--cutoff``: how deep the games search."""
+    parent = argparse.ArgumentParser(add_help=False)
+    add_depth_option(parent, depth_help)
+    parent.add_argument("--cutoff", type=float, default=DEFAULT_CUTOFF, metavar="P",
+                        help="probability cutoff, in [0, 1) (0: exact; default "
+                             f"{DEFAULT_CUTOFF:g})")
+    return parent
+
+
+def check_int(option: str, value: int | None, low: int, high: int) -> None:
+    """Refuse an integer option outside ``low..high`` (None: not given, nothing to check)."""
+    if value is not None and not low <= value <= high:
+        raise UsageError(f"{option} must be from {low:,} to {high:,}, got {shorten(str(value))}")
+
+
+def check_cutoff(value: float) -> None:
+    """The search's probability cutoff: [0, 1), 0 for an exact search."""
+    if not (math.isfinite(value) and 0.0 <= value < 1.0):
+        raise UsageError(f"--cutoff must be in [0, 1) (0: exact search), got {value}")
+
+
+def check_seed_range(seed: int, games: int) -> None:
+    """Game i plays seed SEED + i: every one of them must be a 64-bit seed."""
+    if not 0 <= seed <= MAX_SEED - max(games - 1, 0):
+        raise UsageError(f"--seed must be from 0 to 2**64 - GAMES (game i plays seed SEED + i), "
+                         f"got {shorten(str(seed))}")
+
+
+def check_ray(args: argparse.Namespace) -> None:
+    """``--workers`` and ``--address``, where the command has them."""
+    check_int("--workers", getattr(args, "workers", None), 1, MAX_WORKERS)
+    address = getattr(args, "address", None)
+    if address is not None and not is_address(address):
+        raise UsageError(f"--address must be 'auto' or HOST:PORT, got {echo(address)}")

@@ -1,0 +1,56 @@
+"""``tune run CONFIG`` (short form: ``tune --config CONFIG``): start a tuning run.
+
+The run is written beside its run directory until its first checkpoint and then takes its
+place (``tuner.store.run_dir``): a run directory that holds a run is refused unless ``--overwrite`` is
+given, and even then left intact until the new run has a checkpoint; one that holds results
+without a checkpoint (a shipped result) or other files is never replaced.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from tuner.cli import job
+from tuner.cli.options import ray_options
+from tuner.config import RESUMABLE_CHANGES, changed_keys, load_config
+from tuner.errors import CheckpointError
+from tuner.store import checkpoint as ckpt
+
+
+def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
+    parser = subparsers.add_parser(
+        "run", parents=[common, ray_options()], help="start a tuning run from a YAML config",
+        description="Start a tuning run: CMA-ES proposes weights, games on Ray score them, the "
+                    "best are validated and written to RUN_DIR/best.yaml (RUN_DIR is the "
+                    "config's run.output_dir/run.name).")
+    parser.add_argument("config", metavar="CONFIG", help="run config (see configs/snake.yaml)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace the run in the run directory, once the new run has "
+                             "written its first checkpoint")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    config = job.with_cli_overrides(load_config(args.config), args)
+    from tuner.store.run_dir import NewRun
+
+    new_run = NewRun(config.run_dir, args.overwrite, _same_run(config))
+    try:
+        from tuner.loop.run import TuningRun  # the engine and pycma, once the config is known good
+
+        run = TuningRun.start(config, new_run.staging, progress=job.show_progress(args),
+                              place=new_run.take_place)
+    except BaseException:
+        new_run.abandon()
+        new_run.release()
+        raise
+    return job.execute(run, args, new_run)
+
+
+def _same_run(config) -> bool:
+    """Whether the run directory's stored config is this one, but for what a resume may change."""
+    try:
+        stored = ckpt.read_stored_config(config.run_dir)
+    except CheckpointError:
+        return False
+    return all(k in RESUMABLE_CHANGES for k in changed_keys(stored, config.resolved()))

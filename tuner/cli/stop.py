@@ -1,0 +1,33 @@
+"""``tune stop RUN_DIR``: ask a running job to stop once its current generation is checkpointed.
+
+The request is a file in the run directory (``tuner.store.run_dir.request_stop``), so it works from any
+machine that sees the directory; the job reads it between generations, exits with status 0 and
+says how to resume.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from tuner.store.run_dir import request_stop
+
+
+def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
+    parser = subparsers.add_parser(
+        "stop", parents=[common], help="stop a running job after its current generation",
+        description="Ask the tune process running RUN_DIR to stop once its current generation "
+                    "is checkpointed; it exits with status 0 and says how to resume. Returns "
+                    "at once.")
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="the run's directory, e.g. "
+                                                          "outputs/snake-d1")
+    parser.set_defaults(handler=handle)
+
+
+def handle(args: argparse.Namespace) -> int:
+    run_dir = Path(args.run_dir)
+    _written, holder = request_stop(run_dir)
+    who = f"tune process {holder}" if holder else "the tune process"
+    print(f"{run_dir}: asked {who} to stop after its current generation; it checkpoints, exits "
+          f"and prints the command that resumes it (tune resume {run_dir})")
+    return 0

@@ -1,0 +1,264 @@
+"""Playing units of games as Ray tasks, on an embedded local Ray or on a cluster, and the one
+place an evaluator is built from a config's ``ray`` section (``evaluator_for``).
+
+On Ray, every unit a schedule hands out is in flight at once (Ray queues what the CPUs cannot
+start yet), and the driver asks the schedule again when units come back; each worker process
+keeps the compiled engine loaded and caches the last few players it built
+(``tuner.games.evaluation.SolverCache``), so a unit costs one table build at most. Ray retries
+units lost with a dead worker or node (``max_retries``); an exception inside a game is not
+retried: it is reported with the candidate, the seed and the traceback. The family's own code
+failing while a unit builds its player comes back as the family guard's ``FamilyCodeError``,
+one line naming the family's file and line as the user knows them, which is bad input.
+
+A family that is not built in reaches every worker through Ray's job-level ``runtime_env``
+(``py_modules``: a family file, or the top-level package of a family module), so nothing but
+tune2048 itself needs installing on the nodes. Every unit carries the driver's tune2048 version
+and a worker that runs another version refuses it, since the same seed must play the same game
+on every node.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from engine.errors import Tune2048Error
+from engine.families.registry import ship_family
+from engine.solver import GameResult, PlayerSpec
+from tuner import interrupts
+from tuner.cluster.ray_session import RaySession
+from tuner.errors import EvaluationError
+from tuner.games.evaluation import (
+    Evaluator,
+    GameCrash,
+    Job,
+    SerialEvaluator,
+    WrongVersion,
+    _Backend,
+    play_unit,
+    tune2048_version,
+)
+from tuner.games.schedule import Schedule, Unit, UnitSize, drive
+
+if TYPE_CHECKING:
+    from tuner.config import RaySection
+
+log = logging.getLogger(__name__)
+
+SHIP_EXCLUDES = ["__pycache__", "*.pyc", ".git"]  # caches (numba's too) stay home
+POLL_SECONDS = 0.5  # how often the driver collects finished units
+
+
+def evaluator_for(ray: RaySection, families: Sequence[str],
+                  start_ray: bool = True) -> Evaluator:
+    """The one place evaluators are built, for the tuning job, ``tune compare``, ``tune noise``
+    and ``tune play``: Ray as the ``ray`` settings say (an embedded Ray with ``workers`` CPUs, or
+    the cluster at ``address``), shipping the code of ``families`` (specs) to its workers.
+
+    With ``start_ray`` False, one local worker and no cluster mean this process alone (``tune
+    play``'s default: a few games, where starting Ray costs more than it gives). The tuning job
+    always runs on Ray, which retries the units of a worker that dies."""
+    if not start_ray and ray.address is None and ray.workers == 1:
+        return SerialEvaluator(ray.games_per_task)
+    return RayEvaluator(ray.address, ray.workers, ray.games_per_task, ray.max_retries,
+                        ray.no_worker_timeout, families, ray.connect_timeout)
+
+
+class RayEvaluator(_Backend):
+    """Plays units as Ray tasks on an embedded local Ray or on an existing cluster.
+
+    ``address``, ``workers`` and ``connect_timeout`` say which Ray (see ``RaySession``, which
+    starts and ends it and says how it is protected). ``families``: the specs of every family
+    the jobs will use, so that their code can be shipped when Ray starts (Ray uploads local code
+    at ``ray.init`` only). Inside a Ray that someone else started, nothing is shipped and workers
+    import family files by path.
+
+    Raises:
+        ClusterConnectionError: Ray could not be started, or the cluster could not be joined.
+        FamilyNotFound: a family file that cannot be shipped under its name.
+        KeyboardInterrupt: Ctrl-C or SIGTERM while Ray started (Ray is shut down again).
+    """
+
+    def __init__(
+        self,
+        address: str | None = None,
+        workers: int | None = None,
+        games_per_task: int | str = 16,
+        max_retries: int = 3,
+        no_worker_timeout: float = 60.0,
+        families: Sequence[str] = (),
+        connect_timeout: float = 60.0,
+    ):
+        self.unit_size = UnitSize(games_per_task)
+        self.max_retries = max_retries
+        self.no_worker_timeout = no_worker_timeout
+        self.worker_specs: dict[str, str] = {}
+        self.session = RaySession(address, workers, lambda: self._ship(families), connect_timeout)
+        ray = self.ray = self.session.ray
+        self.leftovers: list = []  # refs of speculative units no schedule needs any more
+        try:
+            self.workers = self._cpus()
+            self._remote = ray.remote(num_cpus=1, max_retries=max_retries,
+                                      retry_exceptions=False)(play_unit)
+        except BaseException:  # Ctrl-C, say: no evaluator is returned, so none will close Ray
+            self.session.close()
+            raise
+
+    def _ship(self, families: Sequence[str]) -> dict | None:
+        """The runtime_env that brings these families' code to every worker (None: nothing to
+        ship), and the spec each family goes by on the workers: a family file travels in a
+        package of its own, named after its path and content (``ship_family``), so that two
+        files of one name never collide there."""
+        shipped = []
+        for spec in dict.fromkeys(families):
+            module, on_workers = ship_family(spec)
+            if module is None:
+                continue
+            shipped.append(module)
+            self.worker_specs[spec] = on_workers
+        if not shipped:
+            return None
+        return {"py_modules": list(dict.fromkeys(shipped)), "excludes": SHIP_EXCLUDES}
+
+    def run(self, jobs: Sequence[Job], schedule: Schedule,
+            progress: Callable[[int], None] | None = None):
+        # On an error or an interrupt, the units still in flight are left to finish or to end
+        # with Ray: ray.cancel races with a unit that is finishing and has crashed the driver
+        # inside Ray's core ("Tried to complete task that was not pending").
+        self.refresh_cpus()
+        if jobs:
+            self.unit_size.depth = jobs[0].spec.depth
+        return drive(schedule, _RayUnits(self, jobs), self.unit_size, progress)
+
+    def describe(self) -> str:
+        return f"Ray: {self.session.describe()}"
+
+    def _cpus(self) -> int:
+        """The cluster's CPUs now: nodes come and go while a run lasts."""
+        return int(self.ray.cluster_resources().get("CPU", 0))
+
+    def refresh_cpus(self) -> None:
+        """Count the cluster's CPUs again, for the schedule and the unit size alike."""
+        self.workers = self.unit_size.cpus = self._cpus()
+
+    def _for_workers(self, spec: PlayerSpec) -> PlayerSpec:
+        family = self.worker_specs.get(spec.family, spec.family)
+        return dataclasses.replace(spec, family=family) if family != spec.family else spec
+
+    def _get(self, ref, job: Job) -> list[GameResult]:
+        ray = self.ray
+        try:
+            return ray.get(ref)
+        except ray.exceptions.RayTaskError as err:
+            interrupts.check()  # a worker that Ctrl-C reached too: the interrupt is what counts
+            cause = getattr(err, "cause", None)
+            if isinstance(cause, Tune2048Error):
+                # one line already: the family's own code failed there (FamilyCodeError), or it
+                # cannot be loaded there
+                raise cause from None
+            if isinstance(cause, (GameCrash, WrongVersion)):
+                raise EvaluationError(str(cause.args[0] if cause.args else cause)) from None
+            raise EvaluationError(f"candidate {job.candidate}: a unit of work failed: {err}") from None
+        except ray.exceptions.RayError as err:
+            raise EvaluationError(
+                f"candidate {job.candidate}: a unit of work failed after {self.max_retries} "
+                f"retries ({type(err).__name__}): {str(err).splitlines()[0] if str(err) else ''}"
+            ) from None
+
+    def _check_workers(self, since: float | None) -> float | None:
+        """Fail when no CPU has been alive in the cluster for a while; return the clock."""
+        alive_cpus = sum(
+            node.get("Resources", {}).get("CPU", 0)
+            for node in self.ray.nodes()
+            if node.get("Alive")
+        )
+        if alive_cpus > 0:
+            return None
+        now = time.monotonic()
+        if since is None:
+            log.warning("no Ray worker with a CPU is alive; waiting for one to come back")
+            return now
+        if now - since > self.no_worker_timeout:
+            raise EvaluationError(
+                f"every Ray worker is gone (no CPU alive for {self.no_worker_timeout:g} s)"
+            )
+        return since
+
+
+    def close(self) -> None:
+        """End the Ray this evaluator started (see ``RaySession.close``). Safe to call twice."""
+        self.session.close()
+
+
+class _RayUnits:
+    """One schedule's units as Ray tasks of ``evaluator``. Each task carries its job's player
+    spec as a plain argument: a spec is a few hundred bytes, which Ray sends inside the task
+    itself, where putting it in the object store would cost the driver about 0.7 ms a job (at
+    depth 1 on hundreds of CPUs, more than the candidate's games take). Units that a finished
+    schedule leaves in flight are the evaluator's ``leftovers`` until they end (each holds a
+    CPU until then)."""
+
+    CPU_REFRESH_SECONDS = 2.0
+
+    def __init__(self, evaluator: RayEvaluator, jobs: Sequence[Job]):
+        self.evaluator = evaluator
+        self.ray = evaluator.ray
+        self.jobs = jobs
+        self.worker_specs: dict[int, PlayerSpec] = {}  # job -> its spec as workers load it
+        self.pending: dict = {}  # ref -> unit
+        self.version = tune2048_version()
+        self.cpus_at = time.monotonic()
+
+    def cpus(self) -> int:
+        return self.evaluator.workers
+
+    def idle(self) -> int:
+        evaluator = self.evaluator
+        if time.monotonic() - self.cpus_at >= self.CPU_REFRESH_SECONDS:
+            evaluator.refresh_cpus()
+            self.cpus_at = time.monotonic()
+        if evaluator.leftovers:
+            _finished, evaluator.leftovers = self.ray.wait(
+                evaluator.leftovers, num_returns=len(evaluator.leftovers), timeout=0)
+        return max(0, evaluator.workers - len(self.pending) - len(evaluator.leftovers))
+
+    def submit(self, unit: Unit) -> None:
+        if unit.job not in self.worker_specs:
+            self.worker_specs[unit.job] = self.evaluator._for_workers(self.jobs[unit.job].spec)
+        ref = self.evaluator._remote.remote(self.jobs[unit.job].candidate,
+                                            self.worker_specs[unit.job], list(unit.seeds),
+                                            self.version)
+        self.pending[ref] = unit
+
+    def wait(self, count: int) -> list[tuple[Unit, list[GameResult]]]:
+        """Polls until ``count`` units have finished (or some have, at a poll), checking
+        meanwhile that the cluster has a CPU."""
+        no_worker_since = None
+        idle_since = time.monotonic()
+        timeout = self.evaluator.no_worker_timeout
+        while True:
+            refs = list(self.pending)
+            done, rest = self.ray.wait(refs, num_returns=min(count, len(refs)),
+                                       timeout=POLL_SECONDS)
+            if done and rest:
+                more, _ = self.ray.wait(rest, num_returns=len(rest), timeout=0)
+                done += more
+            if done:
+                break
+            if time.monotonic() - idle_since >= min(5.0, timeout / 2):
+                no_worker_since = self.evaluator._check_workers(no_worker_since)
+                idle_since = time.monotonic()
+        units = [self.pending.pop(ref) for ref in done]
+        try:
+            fetched = self.ray.get(done)  # one call for all: a call per unit costs the driver
+        except self.ray.exceptions.RayError:
+            # the failing unit, found and reported as such
+            fetched = [self.evaluator._get(ref, self.jobs[u.job]) for ref, u in zip(done, units)]
+        return list(zip(units, fetched))
+
+    def abandon(self) -> None:
+        self.evaluator.leftovers.extend(self.pending)
+        self.pending.clear()

@@ -1,0 +1,216 @@
+"""Playing candidates' games: one small interface (``Evaluator``) with two backends, this
+process (``SerialEvaluator``, here) and Ray (``tuner.cluster.ray_evaluator``).
+
+A *job* is one candidate's games. What is played when is a *schedule*'s decision
+(``tuner.games.schedule``): it hands out *units* of at most ``games_per_task`` games (``auto``:
+sized from the cluster and the measured game time, ``tuner.games.schedule.UnitSize``) and takes
+their results back in any order, and every unit carries its job and position, so results are
+assembled in seed order whatever order the workers finish in: a run's numbers never depend on
+the number of workers. ``play`` runs the plainest schedule (every job's games); ``run`` any
+schedule. ``play_unit`` is the function every backend runs for a unit, on a Ray worker or here.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import logging
+import os
+import sys
+import traceback
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Protocol, Self
+
+from engine.errors import Tune2048Error
+from engine.families.guard import family_code_error, is_interrupt
+from engine.solver import GameResult, PlayerSpec
+from tuner.errors import EvaluationError
+from tuner.games.schedule import AllGames, Schedule, Unit, UnitSize, drive
+
+log = logging.getLogger(__name__)
+
+SOLVER_CACHE_SIZE = 16  # a generation's candidates, so a worker rarely rebuilds tables
+
+
+@dataclass(frozen=True)
+class Job:
+    """All the games one candidate plays in one evaluation."""
+
+    candidate: int
+    spec: PlayerSpec
+    seeds: tuple[int, ...]
+
+
+class GameCrash(Exception):
+    """An exception raised inside a game, with the candidate, the seed and the traceback."""
+
+
+class WrongVersion(Exception):
+    """A worker runs another tune2048 version than the driver."""
+
+
+@cache
+def tune2048_version() -> str:
+    return importlib.metadata.version("tune2048")
+
+
+class SolverCache:
+    """The last ``SOLVER_CACHE_SIZE`` players a worker built, told apart by everything their
+    tables and search are built from; the oldest goes first."""
+
+    def __init__(self):
+        self._built: OrderedDict = OrderedDict()
+
+    @staticmethod
+    def _key(spec: PlayerSpec) -> tuple:
+        return spec.family, tuple(spec.weights.items()), spec.depth, spec.cutoff
+
+    def __contains__(self, spec: PlayerSpec) -> bool:
+        return self._key(spec) in self._built
+
+    def get(self, spec: PlayerSpec, build: Callable[[PlayerSpec], object]):
+        """``spec``'s player, built with ``build`` unless kept."""
+        key = self._key(spec)
+        if key not in self._built:
+            self._built[key] = build(spec)
+            if len(self._built) > SOLVER_CACHE_SIZE:
+                self._built.popitem(last=False)
+        return self._built[key]
+
+
+_solvers = SolverCache()  # this worker process's
+
+
+def play_unit(
+    candidate: int, spec: PlayerSpec, seeds: Sequence[int], version: str
+) -> list[GameResult]:
+    """Play one unit of games; the function every backend runs."""
+    if version != tune2048_version():
+        raise WrongVersion(
+            f"a Ray node ({os.uname().nodename}) runs tune2048 {tune2048_version()}, this "
+            f"driver {version}: install the same version on every node"
+        )
+    try:
+        solver = _solvers.get(spec, PlayerSpec.solver)
+    except BaseException as err:
+        if isinstance(err, Tune2048Error) or (is_interrupt(err) and not _on_ray_worker()):
+            raise  # one line already (the family guard's FamilyCodeError), or a real Ctrl-C
+        # What the family guard let through. Raised as it is, SystemExit would end the Ray
+        # worker (Ray then retries the unit on another, which dies the same way) and
+        # KeyboardInterrupt would pass for a cancelled task: one line crosses instead. On a
+        # worker every KeyboardInterrupt is taken for the family's: a Ctrl-C that reached the
+        # worker reached the driver too, whose interrupt is what the driver reports.
+        raise family_code_error(spec.family, "building a player", err) from None
+    results = []
+    for seed in seeds:
+        try:
+            results.append(solver.play(seed))
+        except Exception:  # noqa: BLE001 - any engine failure is reported with its seed
+            raise GameCrash(
+                f"a game crashed: candidate {candidate}, seed {seed}, weights {spec.weights}\n"
+                f"{traceback.format_exc()}"
+            ) from None
+    return results
+
+
+def _on_ray_worker() -> bool:
+    """Whether this process is a Ray worker running a task (not a driver)."""
+    worker = getattr(sys.modules.get("ray._private.worker"), "global_worker", None)
+    return worker is not None and getattr(worker, "mode", None) == 1  # ray's WORKER_MODE
+
+
+class Evaluator(Protocol):
+    """What plays candidates' games, for the tuning loop and the commands alike: ``play`` and
+    ``run`` return each job's results in seed order, whatever order they were played in. A
+    context manager: leaving the block ends what it holds (``close``)."""
+
+    workers: int
+
+    def play(self, jobs: Sequence[Job], progress: Callable[[int], None] | None = None,
+             on_results: Callable[[int, list[GameResult]], None] | None = None,
+             ) -> list[list[GameResult]]:
+        """Play all of every job's seeds; ``progress`` is called with the number of games each
+        unit played, ``on_results`` with its job's index in ``jobs`` and its games."""
+
+    def run(self, jobs: Sequence[Job], schedule: Schedule,
+            progress: Callable[[int], None] | None = None) -> list[list[GameResult]]:
+        """Play what ``schedule`` hands out (its units' jobs index ``jobs``) until it is done;
+        its results."""
+
+    def describe(self) -> str:
+        """Where the games are played, for the run's first line."""
+
+    def close(self) -> None:
+        """End what the evaluator holds; safe to call twice."""
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(self, *exc_info) -> None: ...
+
+
+class _Backend:
+    """What both evaluators share: ``play`` is ``run`` with every job's games, and a context."""
+
+    def play(self, jobs: Sequence[Job], progress: Callable[[int], None] | None = None,
+             on_results: Callable[[int, list[GameResult]], None] | None = None):
+        return self.run(jobs, AllGames([job.seeds for job in jobs], on_results), progress)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
+class SerialEvaluator(_Backend):
+    """Plays every unit in this process, in the order handed out: the reference backend. It never
+    has an idle CPU, so a schedule never speculates here."""
+
+    def __init__(self, games_per_task: int | str = 16):
+        self.unit_size = UnitSize(games_per_task)
+        self.workers = 1
+
+    def run(self, jobs: Sequence[Job], schedule: Schedule,
+            progress: Callable[[int], None] | None = None):
+        return drive(schedule, _InProcess(jobs), self.unit_size, progress)
+
+    def describe(self) -> str:
+        return "this process (1 CPU)"
+
+    def close(self) -> None:
+        pass
+
+
+class _InProcess:
+    """The pool of one CPU that is this process: units are played in the order given."""
+
+    def __init__(self, jobs: Sequence[Job]):
+        self.jobs = jobs
+        self.given: list[Unit] = []
+
+    def cpus(self) -> int:
+        return 1
+
+    def idle(self) -> int:
+        return 0
+
+    def submit(self, unit: Unit) -> None:
+        self.given.append(unit)
+
+    def wait(self, count: int) -> list[tuple[Unit, list[GameResult]]]:
+        finished = []
+        for unit in self.given[:count]:
+            job = self.jobs[unit.job]
+            try:
+                results = play_unit(job.candidate, job.spec, unit.seeds, tune2048_version())
+            except GameCrash as crash:
+                raise EvaluationError(str(crash)) from None
+            finished.append((unit, results))
+        del self.given[:count]
+        return finished
+
+    def abandon(self) -> None:
+        self.given.clear()

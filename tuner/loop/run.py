@@ -1,0 +1,210 @@
+"""A run's lifecycle: start it fresh or resume it from its checkpoint, drive generation steps
+until a stop condition or ``tune stop``, then validate.
+
+What a generation does is ``tuner.loop.step``; validation is ``tuner.loop.validation``; every
+file and line a run writes comes from its observers (``tuner.loop.observers``) through its store
+(``tuner.store.store``). ``TuningRun.run`` takes extra observers, and ``step`` runs a single
+generation: the public seams that benchmarks and tests drive a run through.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import IO
+
+from engine.families.registry import family_source_digest
+from engine.stats import counted
+from tuner import interrupts
+from tuner.config import AUTO, MAX_GAMES_AT_ONCE, MAX_POPSIZE, RunConfig, default_popsize
+from tuner.errors import CheckpointError
+from tuner.games.evaluation import Evaluator
+from tuner.games.schedule import auto_popsize
+from tuner.loop.observers import (
+    BestSoFar,
+    Checkpoints,
+    GenerationLog,
+    Observer,
+    Observers,
+    ProgressBars,
+)
+from tuner.loop.record import GenerationRecord
+from tuner.loop.step import CMA_STOP_PREFIX, Games, GenerationStep
+from tuner.loop.validation import validate
+from tuner.space import SearchSpace
+from tuner.store import checkpoint as ckpt
+from tuner.store.checkpoint import RunState
+from tuner.store.store import DirectoryStore, RunStore
+from tuner.strategies import Strategy, StrategyStateError, restore_strategy, strategy_for
+
+log = logging.getLogger(__name__)
+
+__all__ = ["CMA_STOP_PREFIX", "TuningRun", "popsize_for"]
+
+
+def popsize_for(config: RunConfig, cpus: int) -> int:
+    """``cmaes.popsize`` as ``auto`` resolves it for ``cpus`` CPUs (``tuner.games.schedule.
+    auto_popsize``), in multiples of the strategy's own (a population strategy's ``factor``)."""
+    scale = config.strategy.kind.scale(config.strategy.settings)  # candidates per cmaes.popsize
+    smallest = default_popsize(len(config.tuned))
+    largest = max(smallest, min(MAX_POPSIZE, MAX_GAMES_AT_ONCE // (
+        config.most_games * 2**config.cmaes.restarts)) // scale)
+    candidates = auto_popsize(cpus, config.search.depth, config.most_games, smallest * scale,
+                              largest * scale)
+    return math.ceil(candidates / scale)
+
+
+def _store(place: Path | RunStore, staged: Callable[[], Path] | None = None) -> RunStore:
+    return DirectoryStore(place, staged) if isinstance(place, Path) else place
+
+
+class TuningRun:
+    """A run in a store (a run directory, or its twin in memory): create it fresh with
+    ``start`` or continue it with ``resume``, then ``run`` it."""
+
+    def __init__(self, config: RunConfig, store: RunStore, state: RunState,
+                 strategy: Strategy | None, progress: bool = True):
+        self.config = config
+        self.store = store
+        self.state = state
+        self.strategy = strategy
+        self.space = SearchSpace(config)
+        self.progress = progress
+        self.progress_file: IO[str] | None = None  # where the progress bars go; None: stderr
+        self.evaluator: Evaluator | None = None
+        self.observers = Observers()
+        self._step: GenerationStep | None = None
+        self.stopped_on_request = False
+
+    @property
+    def run_dir(self) -> Path:
+        return self.store.location
+
+    @property
+    def checkpointed(self) -> bool:
+        return self.store.checkpointed
+
+    @classmethod
+    def start(cls, config: RunConfig, run_dir: Path | RunStore, progress: bool = True,
+              strategy: Strategy | None = None,
+              place: Callable[[], Path] | None = None) -> TuningRun:
+        """A fresh run in ``run_dir`` (a directory, or a store), with the strategy the config
+        asks for unless one is given. ``place``: called once the first checkpoint is written, it
+        moves the run to its final directory and returns it (``tuner.store.run_dir.NewRun``)."""
+        store = _store(run_dir, place)
+        if strategy is None and config.cmaes.popsize != AUTO:
+            strategy = strategy_for(config, SearchSpace(config))
+        state = RunState(config=config.resolved(), strategy=strategy.dumps() if strategy else b"",
+                         family_digest=family_source_digest(config.family))
+        store.prepare()
+        store.write_config(state.config)
+        return cls(config, store, state, strategy, progress)
+
+    @classmethod
+    def resume(cls, config: RunConfig, run_dir: Path | RunStore, state: RunState,
+               progress: bool = True, family_changed: bool = False) -> TuningRun:
+        """The run in ``run_dir`` from its checkpoint ``state``. A family file or module edited
+        since the run started is refused (the run would mix two heuristics) unless
+        ``family_changed``; then the run goes on with the new code and records it."""
+        store = _store(run_dir)
+        digest = family_source_digest(config.family)
+        if state.family_digest is not None and digest != state.family_digest:
+            if not family_changed:
+                raise CheckpointError(
+                    f"{store.location}: the code of family {config.family!r} changed since the "
+                    f"run started, so its games would mix two heuristics: put the old code back, "
+                    f"or resume with the new code anyway: tune resume {store.location} "
+                    f"--family-changed")
+            log.warning("warning: family %r changed since the run started; resuming with the "
+                        "new code (--family-changed)", config.family)
+            state.family_digest = digest
+        for path in store.prepare():
+            log.info("removed %s, left by an interrupted write", path)
+        if state.config != config.resolved():  # an allowed change to a stop condition or to Ray
+            state.config = config.resolved()
+            store.write_config(state.config)
+        try:
+            strategy = restore_strategy(state.strategy, config)
+        except StrategyStateError as err:
+            raise CheckpointError(f"{store.location / ckpt.CHECKPOINT_FILE}: {err}") from None
+        return cls(config, store, state, strategy, progress)
+
+    # ----------------------------------------------------------------------------------------
+    def run(self, evaluator: Evaluator, observers: Sequence[Observer] = ()) -> RunState:
+        """Run generations until a stop condition, then validate. Returns the final state.
+        ``observers`` watch it beside the run's own (files, log lines, progress bars)."""
+        self.evaluator = evaluator
+        self.observers = Observers([*self.own_observers(), *observers])
+        if self.strategy is None:
+            self.resolve_popsize(evaluator.workers)
+        if self.state.generation:  # only a resumed run starts past generation 0
+            log.info("%s", self.resume_line())
+        self.state.finished = False
+        self.store.take_stop_request()  # a request left from an earlier job is not this one's
+        while (reason := self.stop_reason()) is None:
+            interrupts.check()
+            self.step()
+            if self.store.take_stop_request():
+                self.stopped_on_request = True
+                self.state.stop_reason = "stopped on request (tune stop)"
+                return self.state
+        self.state.stop_reason = reason
+        log.info("stopping: %s", reason)
+        interrupts.check()
+        rows, winner = validate(self.games(), self.space, self.state, self.strategy.mean)
+        with interrupts.deferred():
+            self.state.finished = True
+            self.observers.validation_ended(rows, winner, self.state)
+        self.store.take_stop_request()  # asked while it validated: it has finished
+        return self.state
+
+    def own_observers(self) -> list[Observer]:
+        """What every run writes and shows: progress bars, best weights so far, checkpoints,
+        a log line per generation."""
+        return [ProgressBars(self.progress, self.progress_file),
+                BestSoFar(self.config, self.store), Checkpoints(self.store),
+                GenerationLog(self.config, self.space)]
+
+    def games(self) -> Games:
+        return Games(self.config, self.evaluator, self.observers)
+
+    def step(self) -> GenerationRecord:
+        """One generation, checkpointed when it completes. ``run`` sets the evaluator and the
+        observers; a bench or a test may set ``evaluator`` itself and call this."""
+        if self.strategy is None:
+            self.resolve_popsize(self.evaluator.workers)
+        if not self.observers.observers:
+            self.observers = Observers(self.own_observers())
+        if self._step is None or self._step.games.evaluator is not self.evaluator:
+            self._step = GenerationStep(self.config, self.space, self.strategy, self.games())
+        return self._step(self.state)
+
+    def resolve_popsize(self, cpus: int) -> None:
+        """``cmaes.popsize: auto``: the population for ``cpus`` CPUs (``tuner.games.schedule.
+        auto_popsize``), chosen once, before the first generation, and written into the run's
+        config, so that the run, resumed on any cluster, goes on with it."""
+        popsize = popsize_for(self.config, cpus)
+        self.config = self.config.with_popsize(popsize)
+        self.state.config = self.config.resolved()
+        self.store.write_config(self.state.config)
+        self.strategy = strategy_for(self.config, self.space)
+        self.state.strategy = self.strategy.dumps()
+        log.info("cmaes.popsize auto: %s for %s (written into the run's %s)",
+                 counted(popsize, "candidate"), counted(cpus, "CPU"), ckpt.CONFIG_FILE)
+
+    def resume_line(self) -> str:
+        """Where a resumed run stands: its name, generation and the games it has played."""
+        s, limit = self.state, self.config.cmaes.max_generations
+        of = f"of {limit:,}" if limit is not None else "(no generation limit)"
+        return (f"resumed run {self.config.run.name} at generation {s.generation:,} {of}, "
+                f"{counted(s.games, 'game')} so far")
+
+    def stop_reason(self) -> str | None:
+        c, s = self.config, self.state
+        if c.cmaes.max_generations is not None and s.generation >= c.cmaes.max_generations:
+            return f"reached max_generations ({c.cmaes.max_generations})"
+        if c.cmaes.max_games is not None and s.games >= c.cmaes.max_games:
+            return f"reached max_games ({c.cmaes.max_games})"
+        return s.cma_stop or None

@@ -1,0 +1,269 @@
+"""One generation: ask the strategy for candidates, play their games, tell it the fitness, and
+return a record of what happened.
+
+Every candidate plays the generation's seeds (common random numbers), as many as the budget
+says (``tuner.games.budget``: a fixed number, or a race that plays the candidates whose rank is
+undecided more); the optional re-evaluation plays the best few again on fresh seeds; a strategy
+may look again at a few candidates; the strategy is told the fitness. The step updates the run's
+state in memory (its counters, elites, history row, strategy bytes); writing anything is the
+observers' job (``tuner.loop.observers``).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+from engine import finite
+from engine.families import get_family
+from engine.heuristic import HeuristicError
+from engine.solver import GameResult, PlayerSpec
+from tuner import interrupts
+from tuner.config import RunConfig
+from tuner.errors import ConfigError
+from tuner.games.budget import AdaptiveGames, Budget
+from tuner.games.evaluation import Evaluator, Job
+from tuner.games.fitness import FITNESSES, Fitness, score_fitness, within_noise
+from tuner.games.schedule import GenerationGames
+from tuner.games.seeds import reevaluation_seeds, training_seeds, validation_seeds
+from tuner.loop.observers import Observers, generation_label
+from tuner.loop.record import GenerationRecord, Spent
+from tuner.space import SearchSpace
+from tuner.store.checkpoint import Candidate, RunState
+from tuner.strategies import Strategy
+
+CMA_STOP_PREFIX = "cma-es termination: "  # RunState.cma_stop: this, then pycma's criteria
+
+
+class Games:
+    """Playing weight sets for the run: players as the config builds them, counted by the
+    observers' progress, each phase named for them."""
+
+    def __init__(self, config: RunConfig, evaluator: Evaluator, observers: Observers):
+        self.config = config
+        self.evaluator = evaluator
+        self.observers = observers
+
+    def spec(self, weights: dict[str, float]) -> PlayerSpec:
+        search = self.config.search
+        return PlayerSpec(self.config.family, weights, search.depth, search.cutoff)
+
+    def fitness(self, results: list[GameResult]) -> Fitness:
+        evaluation = self.config.evaluation
+        return score_fitness(results, evaluation.fitness, **evaluation.fitness_options)
+
+    def play(self, label: str, weight_sets: list[dict[str, float]], seeds: list[int]):
+        """Each weight set on ``seeds``, as one phase of games named ``label``."""
+        jobs = [Job(i, self.spec(w), tuple(seeds)) for i, w in enumerate(weight_sets)]
+        with self.observers.games(label, len(seeds) * len(weight_sets)):
+            return self.evaluator.play(jobs, self.observers.games_played)
+
+    def label(self, generation: int) -> str:
+        return generation_label(self.config, generation)
+
+    def heuristic_problem(self, weights: dict[str, float]) -> str | None:
+        """Why the search cannot use these weights (``engine.finite``), naming the weights to
+        blame; None when it can. The config was checked at its initial point and at every
+        box's ends, but weights at several ends at once can still overflow together."""
+        family = get_family(self.config.family)
+        vector = family.vector(weights)
+        found = finite.diagnose(family, vector)
+        if found is None:
+            return None
+        problem, blamed = found
+        return (f"the heuristic is not finite ({problem})"
+                f"{finite.caused_by(family, vector, blamed)}")
+
+
+class GenerationStep:
+    """Runs one generation of ``strategy`` on ``games`` and updates ``state``; returns its
+    record. ``clock``: when the previous generation was measured (``cluster.csv`` counts the
+    driver's work between generations)."""
+
+    def __init__(self, config: RunConfig, space: SearchSpace, strategy: Strategy, games: Games):
+        self.config = config
+        self.space = space
+        self.strategy = strategy
+        self.games = games
+        self.clock: float | None = None
+
+    def __call__(self, state: RunState) -> GenerationRecord:
+        c = self.config
+        started = time.perf_counter()
+        generation = state.generation + 1
+        xs = self.strategy.ask()
+        budget = self.strategy.budget()
+        weight_sets = [self.space.weights(x) for x in xs]
+        spent = Spent()
+        try:
+            results, fits = self.play_and_score(weight_sets, generation, budget, spent)
+        except HeuristicError as refused:  # where a player was built: a worker, or here
+            raise self.weights_refused(weight_sets, generation, refused) from None
+        played = [len(r) for r in results]
+        self.strategy.tell(xs, [f.value for f in fits])
+        if looked_at := self.strategy.second_look():
+            self.second_look(weight_sets, looked_at, generation, budget.most, spent)
+        # the strategy that produced this generation, before an IPOP restart replaces it
+        diagnostics = self.strategy.diagnostics()
+        cma_stop = self.strategy.termination()
+
+        elapsed = time.perf_counter() - started
+        extra = {}
+        if c.validation.every and generation % c.validation.every == 0:
+            extra = self.validate_best_guess(generation)
+        machines = self.machine_row(generation, spent.seconds, started)
+        with interrupts.deferred():  # the state and what observers write from it, as one
+            state.generation = generation
+            state.games += spent.games
+            state.evaluations += len(xs)
+            state.seconds += elapsed
+            if cma_stop:
+                state.cma_stop = CMA_STOP_PREFIX + ", ".join(sorted(cma_stop))
+            self.update_elites(state, xs, weight_sets, fits, generation)
+            row = self.history_row(state, weight_sets, fits, played, budget, spent, diagnostics)
+            row.update(extra)
+            state.history.append(row)
+            state.cluster = (*state.cluster, machines)
+            state.strategy = self.strategy.dumps()
+            record = GenerationRecord(generation, weight_sets, fits, played, spent, row,
+                                      machines, time.perf_counter() - started,
+                                      budget.first != budget.most)
+            self.games.observers.generation_ended(record, state)
+        return record
+
+    def play_and_score(self, weight_sets: list[dict[str, float]], generation: int,
+                       budget: Budget, spent: Spent):
+        """A generation's games and fitness, with the re-evaluation of its best if the config
+        asks for it: results and fits; what the games cost goes to ``spent``. One phase of
+        games: under a race, its total is every candidate at ``max`` games."""
+        c, games = self.config, self.games
+        racing = budget.first != budget.most
+        reevaluated = min(c.evaluation.reevaluate_best, len(weight_sets))
+        label = games.label(generation)
+        with games.observers.games(label + (", round 1" if racing else ""),
+                                   (len(weight_sets) + reevaluated) * budget.most, up_to=racing):
+            results, fits = self.play_generation(weight_sets, generation, budget)
+            spent.add(results)
+            if c.evaluation.reevaluate_best:  # fixed games only (config)
+                best_first = sorted(range(len(weight_sets)), key=lambda i: -fits[i].value)
+                top = best_first[: c.evaluation.reevaluate_best]
+                seeds = reevaluation_seeds(c.run.seed, generation, budget.most)
+                jobs = [Job(j, games.spec(weight_sets[i]), tuple(seeds))
+                        for j, i in enumerate(top)]
+                again = games.evaluator.play(jobs, games.observers.games_played)
+                pool = FITNESSES[c.evaluation.fitness].pool
+                for i, r in zip(top, again):
+                    fits[i] = pool(results[i], r, **c.evaluation.fitness_options)
+                spent.add(again)
+        return results, fits
+
+    def play_generation(self, weight_sets: list[dict[str, float]], generation: int,
+                        budget: Budget):
+        """Every candidate's games and fitness under the budget: the first games for everyone,
+        then rounds for the candidates the budget says are undecided, each on its next seeds
+        (``tuner.games.schedule.GenerationGames``, dispatched as ``ray.dispatch`` says)."""
+        games = self.games
+        seeds = training_seeds(self.config.run.seed, generation, budget.most)
+        racing = isinstance(budget, AdaptiveGames)
+        schedule = GenerationGames(len(weight_sets), seeds, budget,
+                                   self.strategy.rank_weights() if racing else [],
+                                   games.fitness, self.config.ray.dispatch)
+        jobs = [Job(i, games.spec(w), tuple(seeds)) for i, w in enumerate(weight_sets)]
+        rounds = 1
+
+        def progress(count: int) -> None:
+            nonlocal rounds
+            games.observers.games_played(count)
+            if schedule.rounds != rounds:
+                rounds = schedule.rounds
+                games.observers.games_renamed(f"{games.label(generation)}, round {rounds}")
+
+        results = games.evaluator.run(jobs, schedule, progress)
+        return results, schedule.fits
+
+    def second_look(self, weight_sets: list[dict[str, float]], looked_at: list[int],
+                    generation: int, count: int, spent: Spent) -> None:
+        """The candidates the strategy looks at again, on the generation's re-evaluation seeds
+        (never a training or validation seed), ``count`` games each; their fitness goes back to
+        the strategy, what their games cost to ``spent``."""
+        seeds = reevaluation_seeds(self.config.run.seed, generation, count)
+        results = self.games.play(f"{self.games.label(generation)}: second look",
+                                  [weight_sets[i] for i in looked_at], seeds)
+        self.strategy.looked_again([self.games.fitness(r).value for r in results])
+        spent.add(results)
+
+    def weights_refused(self, weight_sets: list[dict[str, float]], generation: int,
+                        refused: HeuristicError) -> ConfigError:
+        """The error for a generation holding weights the family cannot take. The engine checks
+        every table it builds, so a candidate's player refuses them where it is built (on a
+        worker, in parallel, instead of a serial check of every candidate here); then the
+        first such candidate in order is named, with the weights to blame."""
+        for i, weights in enumerate(weight_sets):
+            problem = self.games.heuristic_problem(weights)
+            if problem is not None:
+                where = f"candidate {i}: {problem}"
+                break
+        else:
+            where = str(refused)
+        return ConfigError(
+            f"{self.config.source}: params: generation {generation}, {where}; the boxes hold "
+            "weights the family cannot take together, and resuming would draw them again: "
+            "narrow the boxes and start a new run")
+
+    def history_row(self, state: RunState, weight_sets, fits: list[Fitness], played: list[int],
+                    budget: Budget, spent: Spent, diagnostics: dict) -> dict:
+        """The generation's ``history.csv`` row."""
+        order = sorted(range(len(fits)), key=lambda i: -fits[i].value)
+        best, worst = fits[order[0]], fits[order[-1]]
+        tuned = {p.name for p in self.config.tuned}
+        return {
+            "generation": state.generation,
+            "evaluations": state.evaluations,
+            "games": state.games,
+            "best": best.value,
+            "best_stderr": best.stderr,
+            "median": statistics.median(f.value for f in fits),
+            "worst": worst.value,
+            **diagnostics,
+            "popsize": len(fits),
+            "within_noise": within_noise(best, worst),
+            "games_min": min(played),
+            "games_mean": statistics.fmean(played),
+            "games_max": max(played),
+            "games_saved": len(fits) * budget.most - sum(played),
+            "positions": spent.positions,
+            **{f"best_{k}": v for k, v in weight_sets[order[0]].items() if k in tuned},
+        }
+
+    def machine_row(self, generation: int, game_seconds: float, started: float) -> dict:
+        """What the machines did for ``generation`` (``cluster.csv``): the CPUs available at
+        its end, its wall time since the last generation was measured (so the driver's work
+        between generations counts), and the share of the CPUs' time its training games took."""
+        now = time.perf_counter()
+        seconds = now - (self.clock or started)
+        self.clock = now
+        cpus = self.games.evaluator.workers
+        return {"generation": generation, "cpus": cpus, "seconds": round(seconds, 6),
+                "game_seconds": round(game_seconds, 6),
+                "share": round(game_seconds / (cpus * seconds), 4) if seconds > 0 else 0.0}
+
+    def validate_best_guess(self, generation: int) -> dict[str, float]:
+        """The strategy's best guess played on the validation seeds, for the history: what
+        the run has found so far, measured on games it never trains on."""
+        weights = self.space.weights(self.strategy.mean)
+        if self.games.heuristic_problem(weights) is not None:
+            return {}
+        seeds = validation_seeds(self.config.run.seed, self.config.validation.games)
+        [results] = self.games.play(f"gen {generation:,}: validating the best guess",
+                                    [weights], seeds)
+        fit = self.games.fitness(results)
+        return {"validated": fit.value, "validated_stderr": fit.stderr}
+
+    def update_elites(self, state: RunState, xs, weight_sets, fits, generation) -> None:
+        pool = state.elites + [
+            Candidate([float(v) for v in x], w, f.value, f.stderr, f.games, generation)
+            for x, w, f in zip(xs, weight_sets, fits)
+        ]
+        pool.sort(key=lambda cand: -cand.fitness)
+        state.elites = pool[: self.config.validation.top_k]
+

@@ -1,0 +1,2 @@
+"""A run directory: the checkpoint and the files written beside it, locks, stop requests and
+the staging that ``--overwrite`` uses (``run_dir``), behind one store (``store``)."""

@@ -1,0 +1,148 @@
+"""The one seam for a run's files: what the tuning loop writes and reads goes through a
+``RunStore``, so that the loop never names a path.
+
+``DirectoryStore`` is a run directory on disk (the files of ``tuner.store.checkpoint``, the stop
+request of ``tuner.store.run_dir``); a fresh run may start in a staging directory and take its
+place once its first checkpoint is written (``place``, the staging that ``--overwrite`` uses).
+``MemoryStore`` is its twin in memory, with the same bytes, for benchmarks and unit tests that
+drive runs without a disk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+import yaml
+
+from engine.atomic import atomic_write, remove_stale_temp_files
+from engine.weights_file import WeightsFile, parse_weights, write_weights
+from tuner.store import checkpoint as ckpt
+from tuner.store.checkpoint import RunState
+
+
+class RunStore(Protocol):
+    """Where a run keeps its config, checkpoint, history, cluster figures, best weights and
+    validation table, and where ``tune stop`` leaves its request."""
+
+    @property
+    def checkpointed(self) -> bool:
+        """Whether a checkpoint of this run has been written (a resume can go on from it)."""
+
+    @property
+    def location(self) -> Path:
+        """The run directory, for messages (a memory store names a directory it never writes)."""
+
+    def prepare(self) -> list[Path]:
+        """Fail before any compute if the store cannot be written; the stale temporary files it
+        removed (left by a write that was interrupted)."""
+
+    def write_config(self, resolved: dict[str, Any]) -> None: ...
+
+    def save_state(self, state: RunState) -> None:
+        """The checkpoint, with its history and cluster views; the first one settles a staged
+        run into its place."""
+
+    def write_best(self, weights: WeightsFile) -> None: ...
+
+    def write_validation(self, table: str) -> None: ...
+
+    def take_stop_request(self) -> bool:
+        """Whether ``tune stop`` asked the run to stop; the request is taken, so it stops one
+        job only."""
+
+
+class DirectoryStore:
+    """A run directory. ``place``: called once the first checkpoint is written, it moves a
+    staged run to its final directory and returns it (``tuner.store.run_dir.NewRun``)."""
+
+    def __init__(self, directory: Path, place: Callable[[], Path] | None = None):
+        self.directory = directory
+        self._place = place
+        self._checkpointed = place is None and (directory / ckpt.CHECKPOINT_FILE).exists()
+
+    @property
+    def checkpointed(self) -> bool:
+        return self._checkpointed
+
+    @property
+    def location(self) -> Path:
+        return self.directory
+
+    def prepare(self) -> list[Path]:
+        ckpt.check_writable(self.directory)
+        return remove_stale_temp_files(self.directory)
+
+    def write_config(self, resolved: dict[str, Any]) -> None:
+        ckpt.write_config(self.directory, resolved)
+
+    def save_state(self, state: RunState) -> None:
+        ckpt.save_state(self.directory, state)
+        if self._place is not None:
+            self.directory = self._place()
+            self._place = None
+        self._checkpointed = True
+
+    def write_best(self, weights: WeightsFile) -> None:
+        write_weights(self.directory / ckpt.BEST_FILE, weights)
+
+    def write_validation(self, table: str) -> None:
+        atomic_write(self.directory / ckpt.VALIDATION_FILE, table)
+
+    def take_stop_request(self) -> bool:
+        try:
+            (self.directory / ckpt.STOP_FILE).unlink()
+        except FileNotFoundError:
+            return False
+        return True
+
+
+class MemoryStore:
+    """A run directory's files as bytes in ``files``, written exactly as ``DirectoryStore``
+    writes them (weights files are checked by their reader first, as on disk); ``stop()`` is
+    ``tune stop``."""
+
+    def __init__(self, location: Path = Path("memory")):
+        self._location = location
+        self.files: dict[str, bytes] = {}
+        self._stop = False
+
+    @property
+    def checkpointed(self) -> bool:
+        return ckpt.CHECKPOINT_FILE in self.files
+
+    @property
+    def location(self) -> Path:
+        return self._location
+
+    def prepare(self) -> list[Path]:
+        return []
+
+    def write_config(self, resolved: dict[str, Any]) -> None:
+        self.files[ckpt.CONFIG_FILE] = yaml.safe_dump(resolved, sort_keys=False).encode()
+
+    def save_state(self, state: RunState) -> None:
+        self.files[ckpt.HISTORY_FILE] = ckpt.rows_csv(state.history).encode()
+        if state.cluster:
+            self.files[ckpt.CLUSTER_FILE] = ckpt.rows_csv(list(state.cluster)).encode()
+        self.files[ckpt.CHECKPOINT_FILE] = ckpt.encode_state(state)
+
+    def write_best(self, weights: WeightsFile) -> None:
+        text = weights.to_yaml(self._location)
+        parse_weights(text, str(self._location / ckpt.BEST_FILE), self._location, True, True)
+        self.files[ckpt.BEST_FILE] = text.encode()
+
+    def write_validation(self, table: str) -> None:
+        self.files[ckpt.VALIDATION_FILE] = table.encode()
+
+    def stop(self) -> None:
+        self._stop = True
+
+    def take_stop_request(self) -> bool:
+        stop, self._stop = self._stop, False
+        return stop
+
+    def state(self) -> RunState:
+        """The last checkpoint, decoded as a resume would read it."""
+        return ckpt.decode_state(self.files[ckpt.CHECKPOINT_FILE], Path(ckpt.CHECKPOINT_FILE))
