@@ -39,7 +39,7 @@ from tuner.checker import Checker, describe
 from tuner.errors import ConfigError
 from tuner.fitness import FITNESSES
 from tuner.schedule import DISPATCHES
-from tuner.space import box_problem
+from tuner.space import ParamSpec, box_problem
 from tuner.strategies import STRATEGIES
 
 # A tuning run plays thousands of games: it searches at most 5 layers, or a policy of about
@@ -77,18 +77,6 @@ SCALES = ("linear", "log")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 AUTO = "auto"
 _KEEP = object()  # key(omit=...)'s default: no value is left out of resolved()
-
-
-@dataclass(frozen=True)
-class ParamSpec:
-    """How one family parameter is treated: fixed at a value, or tuned within bounds."""
-
-    name: str
-    init: float
-    low: float
-    high: float
-    scale: str = "linear"
-    tuned: bool = True
 
 
 # --- sections: one dataclass per YAML section, a key per field ---------------------------------

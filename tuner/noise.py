@@ -93,7 +93,7 @@ def measure(config: RunConfig, games: int, generation_games: int, ray: RaySectio
     def spec_of(weights: dict[str, float]) -> PlayerSpec:
         return PlayerSpec(config.family, weights, config.search.depth, config.search.cutoff)
 
-    space = SearchSpace(config)
+    space = SearchSpace(config.params)
     with evaluator_for(ray, [config.family]) as evaluator:
         if config.cmaes.popsize == AUTO:
             config = config.with_popsize(popsize_for(config, evaluator.workers))

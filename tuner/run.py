@@ -102,7 +102,7 @@ class TuningRun:
         self._place = place
         self.state = state
         self.strategy = strategy
-        self.space = SearchSpace(config)
+        self.space = SearchSpace(config.params)
         self.progress = progress
         self.progress_file = None  # where the progress bars go; None: stderr
         self.evaluator: Evaluator | None = None
@@ -117,7 +117,7 @@ class TuningRun:
         given. ``place``: called once the first checkpoint is written, it moves the run to its
         final directory and returns it (``tuner.run_dir.NewRun.take_place``)."""
         if strategy is None and config.cmaes.popsize != AUTO:
-            strategy = strategy_for(config, SearchSpace(config))
+            strategy = strategy_for(config, SearchSpace(config.params))
         state = RunState(config=config.resolved(), strategy=strategy.dumps() if strategy else b"",
                          family_digest=family_source_digest(config.family))
         ckpt.check_writable(run_dir)
