@@ -101,7 +101,8 @@ def measure(config: RunConfig, games: int, generation_games: int, ray: RaySectio
                     tuple(noise_seeds(config.run.seed, games)))]
         if generation_games:
             seeds = tuple(noise_seeds(config.run.seed, generation_games))
-            xs = strategy_for(config, space).ask()
+            xs = strategy_for(config.strategy.name, config.strategy.settings, config.shared,
+                              space).ask()
             jobs += [Job(i + 1, spec_of(space.weights(x)), seeds) for i, x in enumerate(xs)]
         results = evaluator.play(jobs)
     fitness = [score_fitness(r, config.evaluation.fitness, **config.evaluation.fitness_options)

@@ -117,7 +117,8 @@ class TuningRun:
         given. ``place``: called once the first checkpoint is written, it moves the run to its
         final directory and returns it (``tuner.run_dir.NewRun.take_place``)."""
         if strategy is None and config.cmaes.popsize != AUTO:
-            strategy = strategy_for(config, SearchSpace(config.params))
+            strategy = strategy_for(config.strategy.name, config.strategy.settings, config.shared,
+                                    SearchSpace(config.params))
         state = RunState(config=config.resolved(), strategy=strategy.dumps() if strategy else b"",
                          family_digest=family_source_digest(config.family))
         ckpt.check_writable(run_dir)
@@ -147,7 +148,8 @@ class TuningRun:
             state.config = config.resolved()
             ckpt.write_config(run_dir, state.config)
         try:
-            strategy = restore_strategy(state.strategy, config)
+            strategy = restore_strategy(state.strategy, config.strategy.name,
+                                        config.evaluation.games)
         except StrategyStateError as err:
             raise CheckpointError(f"{run_dir / ckpt.CHECKPOINT_FILE}: {err}") from None
         return cls(config, run_dir, state, strategy, progress)
@@ -188,7 +190,8 @@ class TuningRun:
         self.config = self.config.with_popsize(popsize)
         self.state.config = self.config.resolved()
         ckpt.write_config(self.run_dir, self.state.config)
-        self.strategy = strategy_for(self.config, self.space)
+        self.strategy = strategy_for(self.config.strategy.name, self.config.strategy.settings,
+                                     self.config.shared, self.space)
         self.state.strategy = self.strategy.dumps()
         log.info("cmaes.popsize auto: %s for %s (written into the run's %s)",
                  counted(popsize, "candidate"), counted(cpus, "CPU"), ckpt.CONFIG_FILE)
