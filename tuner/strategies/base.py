@@ -97,7 +97,7 @@ class Shared:
 
 @dataclass(frozen=True)
 class StrategyKind:
-    """One entry of ``STRATEGIES``: a strategy as the config names it. Nothing outside its
+    """One entry of ``STRATEGIES``: a strategy as the config names it. No code outside its
     module names it: the config asks this for its names, keys, checks and games.
 
     ``games``: what ``evaluation.games`` must be for it, ``"number"`` (the games every candidate
