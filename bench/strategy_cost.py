@@ -19,8 +19,10 @@ Every run lives in its own directory under ``--out`` and is checkpointed every g
 its validations beside it: stop the command at any point and run it again to go on where it
 was (a finished run is read, not played again).
 
-A strategy is written ``NAME:GAMES``: ``fixed:384``, ``racing:64-512`` (min-max, batches of
-min), ``population:16x4`` (16 games, 4 x the population), ``uh-cma-es:64``, ``lra-cma-es:64``.
+A strategy is written ``NAME:GAMES``, NAME one of ``tuner.strategies.STRATEGIES``: GAMES is
+MIN-MAX for a strategy that races (batches of MIN), else a number of games, followed by xFACTOR
+for one whose population is a multiple: ``fixed:384``, ``racing:64-512``, ``population:16x4``
+(16 games, 4 x the population), ``uh-cma-es:64``, ``lra-cma-es:64``.
 
 Run: ``python bench/strategy_cost.py --config configs/classic.yaml --target 50000 --strategies
 racing:64-512 fixed:384 --seeds 1 2 3 --workers 2 --out outputs/strategies`` (see
@@ -50,20 +52,28 @@ from tuner.games.evaluation import Job
 from tuner.games.seeds import validation_seeds
 from tuner.loop.run import TuningRun
 from tuner.store import checkpoint as ckpt
+from tuner.strategies import STRATEGIES
 
 BOOTSTRAP = 4000  # resamples for each interval
 
 
 def strategy_section(spec: str) -> tuple[object, dict | None]:
-    """``NAME:GAMES`` as the config's ``evaluation.games`` and ``strategy`` section."""
+    """``NAME:GAMES`` as the config's ``evaluation.games`` and ``strategy`` section (none for a
+    strategy the games imply), as the strategy's registry entry says; ValueError says why not."""
     name, _, games = spec.partition(":")
-    if name == "racing":
+    if name not in STRATEGIES:
+        raise ValueError(f"the strategy is one of {', '.join(STRATEGIES)}")
+    kind = STRATEGIES[name]
+    section = None if kind.implied else {"name": name}
+    if kind.games == "race":
         low, high = (int(g) for g in games.split("-"))
-        return {"min": low, "max": high, "batch": low}, None
-    if name == "population":
-        count, factor = (int(g) for g in games.split("x"))
-        return count, {"name": "population", "factor": factor}
-    return int(games), (None if name == "fixed" else {"name": name})
+        return {"min": low, "max": high, "batch": low}, section
+    count, _, factor = games.partition("x")
+    if factor:
+        if kind.factor is None:
+            raise ValueError(f"{name}'s population is not a multiple: write {name}:{count}")
+        section = {"name": name, kind.factor: int(factor)}
+    return int(count), section
 
 
 def run_config(args: argparse.Namespace, spec: str, seed: int):
@@ -262,6 +272,11 @@ def main() -> None:
                         help="start from these weights (a file or a baseline's name)")
     parser.add_argument("--out", type=Path, default=Path("outputs/strategies"))
     args = parser.parse_args()
+    for spec in args.strategies:
+        try:
+            strategy_section(spec)
+        except ValueError as err:
+            parser.error(f"--strategies {spec}: {err}")
     signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops it as Ctrl-C does
     try:
         measure(args)

@@ -192,6 +192,21 @@ def test_strategy_cost_measures_every_strategy_and_goes_on_where_it_was(tmp_path
     assert again[again.index("cost until"):] == summary
 
 
+@pytest.mark.parametrize(("spec", "problem"), [
+    ("annealing:4", "annealing:4: the strategy is one of fixed, racing, population, uh-cma-es"),
+    ("fixed:4x2", "fixed:4x2: fixed's population is not a multiple: write fixed:4"),
+])
+def test_strategy_cost_reads_a_strategy_as_its_registry_entry_says(tmp_path, spec, problem):
+    """A name the registry lacks, or a factor for a strategy without one, is refused before
+    any game is played."""
+    done = subprocess.run([sys.executable, str(BENCH / "strategy_cost.py"), "--config",
+                           str(BENCH.parent / "configs" / "quick.yaml"), "--target", "1",
+                           "--strategies", spec, "--out", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 2 and f"--strategies {problem}" in done.stderr
+    assert not (tmp_path / "out").exists()
+
+
 def test_strategy_cost_starts_from_a_weights_file(tmp_path):
     args = ["--config", str(BENCH.parent / "configs" / "quick.yaml"), "--target", "1",
             "--strategies", "fixed:4", "--seeds", "1", "--validation-games", "4",

@@ -8,22 +8,33 @@ CMA-ES. This is the only place that converts between the two spaces.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
-
-if TYPE_CHECKING:  # tuner.config checks boxes with box_problem, so it imports this module
-    from tuner.config import ParamSpec, RunConfig
 
 EDGE_MARGIN = 0.05  # the last 5% of a box, in normalised units, counts as its edge
 
 
-class SearchSpace:
-    """Converts between CMA-ES's normalised vectors and named family weights."""
+@dataclass(frozen=True)
+class ParamSpec:
+    """How one family parameter is treated: fixed at a value, or tuned within bounds."""
 
-    def __init__(self, config: RunConfig):
-        self.params = config.params
-        self.tuned = config.tuned
+    name: str
+    init: float
+    low: float
+    high: float
+    scale: str = "linear"
+    tuned: bool = True
+
+
+class SearchSpace:
+    """Converts between CMA-ES's normalised vectors and named family weights: ``params`` are
+    the family's parameters in its order (a config's ``params``), tuned and fixed."""
+
+    def __init__(self, params: Sequence[ParamSpec]):
+        self.params = tuple(params)
+        self.tuned = tuple(p for p in self.params if p.tuned)
 
     @property
     def dimension(self) -> int:

@@ -207,14 +207,14 @@ def space_config():
 
 
 def test_search_space_maps_init_values_into_the_unit_box():
-    space = SearchSpace(space_config())
+    space = SearchSpace(space_config().params)
     assert space.dimension == 2
     # linear: (1.0 - 0.5) / 2.0; log: 10 is two decades above 0.1 out of four
     np.testing.assert_allclose(space.initial(), [0.25, 0.5])
 
 
 def test_search_space_maps_unit_vectors_back_to_weights():
-    space = SearchSpace(space_config())
+    space = SearchSpace(space_config().params)
     weights = space.weights(space.initial())
     assert weights["tile_power"] == pytest.approx(1.0)
     assert weights["empty_weight"] == pytest.approx(10.0)
@@ -225,7 +225,7 @@ def test_search_space_maps_unit_vectors_back_to_weights():
 
 
 def test_search_space_clips_out_of_range_vectors_to_the_bounds():
-    space = SearchSpace(space_config())
+    space = SearchSpace(space_config().params)
     low = space.weights([-0.7, -3.0])
     high = space.weights([1.2, 5.0])
     assert (low["tile_power"], low["empty_weight"]) == pytest.approx((0.5, 0.1))
@@ -234,14 +234,15 @@ def test_search_space_clips_out_of_range_vectors_to_the_bounds():
 
 def test_search_space_fills_in_fixed_parameters():
     snake = get_family("snake")
-    weights = SearchSpace(space_config()).weights([0.3, 0.3])
+    weights = SearchSpace(space_config().params).weights([0.3, 0.3])
     assert list(weights) == list(snake.param_names)
     assert weights["head_penalty"] == 3.0
     assert weights["decay"] == snake.defaults()["decay"]  # left out: the family default
 
 
 def test_edge_warnings_name_each_weight_at_an_end_of_its_box():
-    space = SearchSpace(space_config())  # tile_power linear [0.5, 2.5], empty_weight log [0.1, 1000]
+    # tile_power linear [0.5, 2.5], empty_weight log [0.1, 1000]
+    space = SearchSpace(space_config().params)
     fixed = {"head_penalty": 3.0, "decay": 0.25}
     assert space.edge_warnings({**fixed, "tile_power": 1.5, "empty_weight": 10.0}) == []
     # 0.55 is 2.5% into the linear box; 900 is 1.1% (of four decades) below the log box's top
@@ -424,7 +425,7 @@ def test_a_config_larger_than_a_mebibyte_is_not_read_whole(tmp_path):
 
 def test_search_space_refuses_nothing_a_config_accepts():
     for path in CONFIGS:
-        space = SearchSpace(load_config(path))
+        space = SearchSpace(load_config(path).params)
         assert np.all(np.isfinite(space.initial()))
         assert all(np.isfinite(list(space.weights(np.ones(space.dimension)).values())))
 

@@ -174,7 +174,7 @@ def test_report_reads_a_run_of_a_family_file_from_any_directory(tmp_path, monkey
 
 def quick_space_and_best() -> tuple[SearchSpace, WeightsFile]:
     space = SearchSpace(parse_config(
-        yaml.safe_load((REPO_ROOT / "configs" / "quick.yaml").read_text()), "quick"))
+        yaml.safe_load((REPO_ROOT / "configs" / "quick.yaml").read_text()), "quick").params)
     return space, WeightsFile("classic", space.weights(space.initial()), 1,
                               {"status": "validated"})
 

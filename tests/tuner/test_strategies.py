@@ -1,9 +1,12 @@
 """Strategies: each deterministic from the config and its seed and exact after a resume; what
-each one does with its games; the config that names them."""
+each one does with its games; built from narrow inputs, never the run's config; the config that
+names them, through their registry."""
 
 from __future__ import annotations
 
+import ast
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,11 +16,16 @@ from test_run import SyntheticEvaluator, config_dict
 
 from engine import read_weights
 from engine.solver import GameResult
+from tuner.checker import Checker
 from tuner.config import parse_config
 from tuner.errors import ConfigError
+from tuner.games.budget import AdaptiveGames, FixedGames
 from tuner.loop.run import TuningRun
+from tuner.space import ParamSpec, SearchSpace
 from tuner.store import checkpoint as ckpt
-from tuner.strategies import STRATEGIES
+from tuner.strategies import STRATEGIES, Shared, implied, strategy_for
+
+TUNER = Path(__file__).resolve().parents[2] / "tuner"
 
 # each strategy as a config writes it: its evaluation.games, and its strategy section
 WRITTEN = {
@@ -61,6 +69,50 @@ def test_a_strategy_resumed_anywhere_plays_as_one_that_never_stopped(tmp_path, n
     assert len(history.splitlines()) == 6
     weights = read_weights(straight.run_dir / ckpt.BEST_FILE).weights
     assert weights == read_weights(resumed.run_dir / ckpt.BEST_FILE).weights
+
+
+@pytest.mark.parametrize("name", sorted(WRITTEN))
+def test_a_strategy_is_built_from_its_settings_the_shared_values_and_the_space(name):
+    """No config is read: the settings are its registry entry's defaults, and the space is
+    built from parameters alone."""
+    kind = STRATEGIES[name]
+    games = AdaptiveGames(4, 16, 4) if kind.games == "race" else FixedGames(4)
+    checker = Checker("defaults")
+    settings = kind.read(checker, {}, None if kind.games == "race" else 4)
+    assert checker.problems == []
+    space = SearchSpace((ParamSpec("a", 1.0, 0.0, 2.0), ParamSpec("b", 3.0, 3.0, 3.0, tuned=False),
+                         ParamSpec("c", 10.0, 1.0, 100.0, "log")))
+    shared = Shared(seed=5, sigma0=0.2, popsize=None, restarts=0, games=games)
+    strategy = strategy_for(name, settings, shared, space)
+    xs = strategy.ask()
+    assert strategy.name == name and strategy.budget() == games
+    # pycma's default population for two tuned parameters (6), times the strategy's factor
+    assert len(xs) == strategy.popsize == 6 * kind.scale(settings)
+    assert all(x.shape == (2,) and ((0 <= x) & (x <= 1)).all() for x in xs)
+    np.testing.assert_allclose(strategy.mean, [0.5, 0.5])  # the space's initial point
+
+
+def test_the_games_alone_imply_one_strategy_of_each_form():
+    assert (implied("number"), implied("race")) == ("fixed", "racing")
+    assert sorted(kind.games for kind in STRATEGIES.values() if kind.implied) == ["number", "race"]
+
+
+def test_strategies_and_the_space_import_nothing_of_the_config_or_the_run():
+    """Not even for type checking: the config imports them, and a strategy is built from narrow
+    inputs (``Shared``), so no import circle runs through them."""
+    for path in [*sorted((TUNER / "strategies").glob("*.py")), TUNER / "space.py"]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            bad = [n for n in names if n.split(".")[:2] in (["tuner", "config"], ["tuner", "run"],
+                                                          ["tuner", "loop"])]
+            assert bad == [], f"{path.name} imports {bad}"
+            if path.name == "space.py":
+                assert not any(n.startswith("tuner.strategies") for n in names)
 
 
 def test_a_larger_population_plays_fewer_games_each(tmp_path):

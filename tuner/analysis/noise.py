@@ -94,7 +94,7 @@ def measure(config: RunConfig, games: int, generation_games: int, ray: RaySectio
     def spec_of(weights: dict[str, float]) -> PlayerSpec:
         return PlayerSpec(config.family, weights, config.search.depth, config.search.cutoff)
 
-    space = SearchSpace(config)
+    space = SearchSpace(config.params)
     with evaluator_for(ray, [config.family]) as evaluator:
         if config.cmaes.popsize == AUTO:
             config = config.with_popsize(popsize_for(config, evaluator.workers))
@@ -102,7 +102,8 @@ def measure(config: RunConfig, games: int, generation_games: int, ray: RaySectio
                     tuple(noise_seeds(config.run.seed, games)))]
         if generation_games:
             seeds = tuple(noise_seeds(config.run.seed, generation_games))
-            xs = strategy_for(config, space).ask()
+            xs = strategy_for(config.strategy.name, config.strategy.settings, config.shared,
+                              space).ask()
             jobs += [Job(i + 1, spec_of(space.weights(x)), seeds) for i, x in enumerate(xs)]
         results = evaluator.play(jobs)
     fitness = [score_fitness(r, config.evaluation.fitness, **config.evaluation.fitness_options)

@@ -55,7 +55,8 @@ def handle(args: argparse.Namespace) -> int:
     machines = report.read_rows(run_dir / ckpt.CLUSTER_FILE, report.CLUSTER_COLUMNS,
                                 required=False)
     best = report.read_best(run_dir, config, validated=bool(validation))
-    print(report.format_report(stored, history, validation, best, SearchSpace(config), machines))
+    print(report.format_report(stored, history, validation, best, SearchSpace(config.params),
+                               machines))
     if plot is not None:
         try:
             path = report.plot_convergence(plot, history, validation, stored)

@@ -34,13 +34,14 @@ from engine.depth import ByBoard, DepthPolicy, NodeBudget, parse_depth, to_yaml
 from engine.echo import echo, shorten
 from engine.families import FamilyCodeError, FamilyNotFound, get_family
 from engine.families.registry import canonical_spec, family_names, relative_spec
-from tuner.config.checker import Checker, describe
+from tuner.checker import Checker, describe
 from tuner.errors import ConfigError
 from tuner.games.budget import AdaptiveGames, Budget, FixedGames
 from tuner.games.fitness import FITNESSES
 from tuner.games.schedule import DISPATCHES
-from tuner.space import box_problem
-from tuner.strategies import STRATEGIES
+from tuner.space import ParamSpec, box_problem
+from tuner.strategies import STRATEGIES, Shared, implied
+from tuner.strategies.base import default_popsize
 
 # A tuning run plays thousands of games: it searches at most 5 layers, or a policy of about
 # that cost at most (the board rule capped, a node budget of about a depth-5 move's positions).
@@ -77,18 +78,6 @@ SCALES = ("linear", "log")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 AUTO = "auto"
 _KEEP = object()  # key(omit=...)'s default: no value is left out of resolved()
-
-
-@dataclass(frozen=True)
-class ParamSpec:
-    """How one family parameter is treated: fixed at a value, or tuned within bounds."""
-
-    name: str
-    init: float
-    low: float
-    high: float
-    scale: str = "linear"
-    tuned: bool = True
 
 
 # --- sections: one dataclass per YAML section, a key per field ---------------------------------
@@ -343,10 +332,11 @@ class ValidationSection(Section):
 
 @dataclass(frozen=True)
 class StrategySection:
-    """``strategy``: the strategy's ``name`` (``tuner.strategies``) and its own keys. Without the
-    section the games decide, as before it existed: ``fixed`` for a number, ``racing`` for a
-    race; those two have no keys of their own, so ``resolved()`` leaves the section out for
-    them, and a run of tune2048 0.1 or 0.2 resolves as it did."""
+    """``strategy``: the strategy's ``name`` and its own keys, as the registry
+    (``tuner.strategies.STRATEGIES``) declares them. Without the section the games decide, as
+    before it existed: the registry's ``implied`` strategy of a number or of a race; those have
+    no keys of their own, so ``resolved()`` leaves the section out for them, and a run of
+    tune2048 0.1 or 0.2 resolves as it did."""
 
     NAME: ClassVar[str] = "strategy"
     name: str
@@ -356,7 +346,7 @@ class StrategySection:
     def parse(cls, check: Checker, document: dict,
               evaluation: EvaluationSection) -> StrategySection | None:
         games = evaluation.games
-        derived = "racing" if isinstance(games, AdaptiveGames) else "fixed"
+        derived = implied("race" if isinstance(games, AdaptiveGames) else "number")
         raw = document.get(cls.NAME)
         if raw is None:
             return cls(derived)
@@ -386,7 +376,7 @@ class StrategySection:
     def cross_check(self, check: Checker, sections: dict) -> None:
         if sections["cmaes"].restarts and not self.kind.restarts:
             check.problem("cmaes.restarts", f"strategy {self.name} does not restart: set it to 0")
-        if sections["evaluation"].reevaluate_best and self.name not in ("fixed", "population"):
+        if sections["evaluation"].reevaluate_best and not self.kind.reevaluate_best:
             check.problem("evaluation.reevaluate_best",
                           f"not with strategy {self.name}, which decides itself which "
                           "candidates play more: set it to 0")
@@ -397,7 +387,7 @@ class StrategySection:
     @property
     def implied(self) -> bool:
         """Whether the games alone say this strategy (the section can be left out)."""
-        return self.name in ("fixed", "racing")
+        return self.kind.implied
 
 
 SECTIONS = (RunSection, SearchSection, EvaluationSection, CMAESSection, RaySection,
@@ -441,6 +431,13 @@ class RunConfig:
         """The most games one candidate can play in a generation."""
         games = self.evaluation.games
         return self.strategy.kind.most(games.most, self.strategy.settings)
+
+    @property
+    def shared(self) -> Shared:
+        """What a strategy reads of this config besides its own section (``cmaes.popsize``
+        resolved: not ``auto``)."""
+        return Shared(seed=self.run.seed, sigma0=self.cmaes.sigma0, popsize=self.cmaes.popsize,
+                      restarts=self.cmaes.restarts, games=self.evaluation.games)
 
     def with_popsize(self, popsize: int) -> RunConfig:
         """This config with ``cmaes.popsize`` resolved (``auto``, once a run knows its CPUs)."""
@@ -526,11 +523,6 @@ def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".") 
         raise ConfigError("\n".join(check.problems))
     return RunConfig(source=source, family=canonical_spec(family_spec, base_dir), params=params,
                      run=run, strategy=strategy, **sections)
-
-
-def default_popsize(tuned: int) -> int:
-    """pycma's default population for ``tuned`` parameters: 4 + 3 ln n."""
-    return int(4 + 3 * math.log(max(tuned, 1)))
 
 
 def _check_games_at_once(check: Checker, params: tuple[ParamSpec, ...], sections: dict,

@@ -56,6 +56,11 @@ def popsize_for(config: RunConfig, cpus: int) -> int:
     return math.ceil(candidates / scale)
 
 
+def new_strategy(config: RunConfig, space: SearchSpace) -> Strategy:
+    """The strategy ``config`` names, at its initial point."""
+    return strategy_for(config.strategy.name, config.strategy.settings, config.shared, space)
+
+
 def _store(place: Path | RunStore, staged: Callable[[], Path] | None = None) -> RunStore:
     return DirectoryStore(place, staged) if isinstance(place, Path) else place
 
@@ -70,7 +75,7 @@ class TuningRun:
         self.store = store
         self.state = state
         self.strategy = strategy
-        self.space = SearchSpace(config)
+        self.space = SearchSpace(config.params)
         self.progress = progress
         self.progress_file: IO[str] | None = None  # where the progress bars go; None: stderr
         self.evaluator: Evaluator | None = None
@@ -95,7 +100,7 @@ class TuningRun:
         moves the run to its final directory and returns it (``tuner.store.run_dir.NewRun``)."""
         store = _store(run_dir, place)
         if strategy is None and config.cmaes.popsize != AUTO:
-            strategy = strategy_for(config, SearchSpace(config))
+            strategy = new_strategy(config, SearchSpace(config.params))
         state = RunState(config=config.resolved(), strategy=strategy.dumps() if strategy else b"",
                          family_digest=family_source_digest(config.family))
         store.prepare()
@@ -126,7 +131,8 @@ class TuningRun:
             state.config = config.resolved()
             store.write_config(state.config)
         try:
-            strategy = restore_strategy(state.strategy, config)
+            strategy = restore_strategy(state.strategy, config.strategy.name,
+                                        config.evaluation.games)
         except StrategyStateError as err:
             raise CheckpointError(f"{store.location / ckpt.CHECKPOINT_FILE}: {err}") from None
         return cls(config, store, state, strategy, progress)
@@ -189,7 +195,7 @@ class TuningRun:
         self.config = self.config.with_popsize(popsize)
         self.state.config = self.config.resolved()
         self.store.write_config(self.state.config)
-        self.strategy = strategy_for(self.config, self.space)
+        self.strategy = new_strategy(self.config, self.space)
         self.state.strategy = self.strategy.dumps()
         log.info("cmaes.popsize auto: %s for %s (written into the run's %s)",
                  counted(popsize, "candidate"), counted(cpus, "CPU"), ckpt.CONFIG_FILE)

@@ -2,9 +2,12 @@
 what is learnt from them (``base.Strategy``).
 
 A strategy is one module here, with its ``KIND`` (``base.StrategyKind``: its config name, the
-``strategy`` keys it reads, how it is built and restored), and one entry in ``STRATEGIES``. The
-config names one in ``strategy.name``; without it, ``evaluation.games`` decides, as in tune2048
-0.1 and 0.2: ``fixed`` for a number, ``racing`` for ``{min, max}``.
+``strategy`` keys it reads, how it is built and restored), and one entry in ``STRATEGIES``: the
+config asks this registry for every name, key and check. A strategy is built from its own
+settings, the run's ``base.Shared`` values and the ``tuner.space.SearchSpace``, never from the
+run's config. The config names one in ``strategy.name``; without it, ``evaluation.games`` decides
+(the ``implied`` strategy of its form), as in tune2048 0.1 and 0.2: ``fixed`` for a number,
+``racing`` for ``{min, max}``.
 """
 
 from __future__ import annotations
@@ -14,10 +17,17 @@ from typing import TYPE_CHECKING
 
 from tuner import pickles
 from tuner.strategies import fixed, lra_cma_es, population, racing, uh_cma_es
-from tuner.strategies.base import Strategy, StrategyKind, StrategyStateError, unreadable
+from tuner.strategies.base import (
+    Settings,
+    Shared,
+    Strategy,
+    StrategyKind,
+    StrategyStateError,
+    unreadable,
+)
 
 if TYPE_CHECKING:
-    from tuner.config import RunConfig
+    from tuner.games.budget import Budget
     from tuner.space import SearchSpace
 
 STRATEGIES: dict[str, StrategyKind] = {
@@ -26,33 +36,39 @@ STRATEGIES: dict[str, StrategyKind] = {
 }
 
 
-def strategy_for(config: RunConfig, space: SearchSpace) -> Strategy:
-    """The strategy a run config asks for, at its initial point."""
-    return STRATEGIES[config.strategy.name].create(config, space)
+def implied(games: str) -> str:
+    """The strategy a config without a ``strategy`` section runs: the ``implied`` one whose
+    ``games`` (``"number"`` or ``"race"``) is what ``evaluation.games`` is."""
+    return next(name for name, kind in STRATEGIES.items() if kind.implied and kind.games == games)
 
 
-def restore_strategy(data: bytes, config: RunConfig) -> Strategy:
+def strategy_for(name: str, settings: Settings, shared: Shared, space: SearchSpace) -> Strategy:
+    """Strategy ``name`` at the run's start, with its ``settings`` (what its ``read`` returned)."""
+    return STRATEGIES[name].create(settings, shared, space)
+
+
+def restore_strategy(data: bytes, name: str, games: Budget) -> Strategy:
     """A strategy from a checkpoint's bytes; ``StrategyStateError`` if they cannot be read.
-    A checkpoint of tune2048 0.1 or 0.2 holds pycma's CMA-ES alone: its games are the config's
-    (``fixed`` or ``racing``)."""
+    A checkpoint of tune2048 0.1 or 0.2 holds pycma's CMA-ES alone: it resumes as strategy
+    ``name`` (the config's: ``fixed`` or ``racing``) playing ``games`` (``evaluation.games``)."""
     try:
         top = pickles.loads(data)
     except Exception:  # noqa: BLE001 - unreadable here: CMAES.loads below says why
         top = None
-    name = top.get("strategy") if isinstance(top, dict) else None
-    if not isinstance(name, str):
+    written = top.get("strategy") if isinstance(top, dict) else None
+    if not isinstance(written, str):
         from tuner.strategies.pycma_es import CMAES, WithGames
 
-        return WithGames(config.strategy.name, CMAES.loads(data), config.evaluation.games)
-    if name not in STRATEGIES:
-        raise StrategyStateError(f"the checkpoint holds a {name!r} strategy, which this version "
-                                 f"of tune2048 does not know ({', '.join(STRATEGIES)}): resume "
-                                 "it with the version that wrote it")
+        return WithGames(name, CMAES.loads(data), games)
+    if written not in STRATEGIES:
+        raise StrategyStateError(f"the checkpoint holds a {written!r} strategy, which this "
+                                 f"version of tune2048 does not know ({', '.join(STRATEGIES)}): "
+                                 "resume it with the version that wrote it")
     written_with = top.get("libraries") or {}
     try:
-        return STRATEGIES[name].load(top["state"])
+        return STRATEGIES[written].load(top["state"])
     except Exception as err:  # noqa: BLE001 - a foreign pickle can raise almost anything
-        raise StrategyStateError(unreadable(name, written_with, installed(written_with),
+        raise StrategyStateError(unreadable(written, written_with, installed(written_with),
                                             err)) from None
 
 
@@ -67,4 +83,5 @@ def installed(libraries: dict[str, str]) -> dict[str, str]:
     return found
 
 
-__all__ = ["STRATEGIES", "Strategy", "StrategyStateError", "restore_strategy", "strategy_for"]
+__all__ = ["STRATEGIES", "Shared", "Strategy", "StrategyStateError", "implied", "restore_strategy",
+           "strategy_for"]

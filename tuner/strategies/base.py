@@ -11,6 +11,7 @@ resumed run asks exactly what an uninterrupted one would have.
 
 from __future__ import annotations
 
+import math
 import pickle
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -22,8 +23,7 @@ from engine.errors import BadInput
 from tuner.games.budget import Budget
 
 if TYPE_CHECKING:
-    from tuner.config import RunConfig
-    from tuner.config.checker import Checker
+    from tuner.checker import Checker
     from tuner.space import SearchSpace
 
 
@@ -72,30 +72,64 @@ class Strategy(Protocol):
 Settings = dict[str, Any]
 
 
+def default_popsize(dimension: int) -> int:
+    """pycma's default population for ``dimension`` tuned parameters: 4 + 3 ln n."""
+    return int(4 + 3 * math.log(max(dimension, 1)))
+
+
+@dataclass(frozen=True)
+class Shared:
+    """The run's values that every strategy may read, besides its own settings and the search
+    space: the config's ``run.seed``, ``cmaes.sigma0``, ``cmaes.popsize`` (``auto`` resolved),
+    ``cmaes.restarts`` and ``evaluation.games``."""
+
+    seed: int  # every random draw of the strategy derives from it
+    sigma0: float  # the first step size, in the normalised [0, 1] box
+    popsize: int | None  # None: pycma's default for the space (default_popsize)
+    restarts: int  # IPOP restarts, each doubling the population
+    games: Budget  # a number of games (FixedGames) or a race (AdaptiveGames)
+
+    def population(self, dimension: int, scale: int = 1) -> int:
+        """The first generation's candidates: ``scale`` times ``popsize``, or times pycma's
+        default for ``dimension`` tuned parameters where it is not set."""
+        return (self.popsize or default_popsize(dimension)) * scale
+
+
 @dataclass(frozen=True)
 class StrategyKind:
-    """One entry of ``STRATEGIES``: a strategy as the config names it.
+    """One entry of ``STRATEGIES``: a strategy as the config names it. No code outside its
+    module names it: the config asks this for its names, keys, checks and games.
 
     ``games``: what ``evaluation.games`` must be for it, ``"number"`` (the games every candidate
-    plays, or starts with) or ``"race"`` (the race's ``{min, max, ...}``). ``read(check, section,
+    plays, or starts with) or ``"race"`` (the race's ``{min, max, ...}``); the ``implied`` one of
+    each form is the strategy of a config without a ``strategy`` section. ``read(check, section,
     games)``: its own keys of the ``strategy`` section, checked and with their defaults (``keys``
-    names them all). ``create(config, space)``: the strategy at the config's start;
-    ``load(state)``: a strategy from what its ``dumps`` put in the envelope (``envelope``).
-    ``scale(settings)``: its population, as a multiple of ``cmaes.popsize`` (or of pycma's
-    default). ``most(games, settings)``: the most games one candidate can play in a
+    names them all; ``games`` is ``evaluation.games``' number, None for a race).
+    ``create(settings, shared, space)``: the strategy at the run's start, from what ``read``
+    returned; ``load(state)``: a strategy from what its ``dumps`` put in the envelope
+    (``envelope``). ``factor``: the key of its settings that multiplies its population
+    (``scale``). ``most(games, settings)``: the most games one candidate can play in a
     generation."""
 
     name: str
     summary: str
     games: str
-    create: Callable[[RunConfig, SearchSpace], Strategy]
+    create: Callable[[Settings, Shared, SearchSpace], Strategy]
     load: Callable[[bytes], Strategy]
     keys: tuple[str, ...] = ()
     read: Callable[[Checker, Mapping, int | None], Settings] = field(
         default=lambda check, section, games: {})
-    scale: Callable[[Settings], int] = field(default=lambda settings: 1)
+    factor: str | None = None
     most: Callable[[int, Settings], int] = field(default=lambda games, settings: games)
     restarts: bool = True  # whether it can restart (cmaes.restarts)
+    implied: bool = False  # what evaluation.games alone names, for its form of games
+    # whether evaluation.reevaluate_best may play its best candidates again: not where it
+    # decides itself which candidates play more
+    reevaluate_best: bool = False
+
+    def scale(self, settings: Settings) -> int:
+        """Its population, as a multiple of ``cmaes.popsize`` (or of pycma's default)."""
+        return settings[self.factor] if self.factor else 1
 
 
 class StrategyStateError(BadInput):

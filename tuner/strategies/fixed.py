@@ -9,7 +9,9 @@ KIND = StrategyKind(
     name="fixed",
     summary="CMA-ES; every candidate plays evaluation.games games",
     games="number",
-    create=lambda config, space: WithGames("fixed", cmaes_for(config, space),
-                                           config.evaluation.games),
+    create=lambda settings, shared, space: WithGames("fixed", cmaes_for(shared, space),
+                                                     shared.games),
     load=WithGames.loads,
+    implied=True,
+    reevaluate_best=True,
 )

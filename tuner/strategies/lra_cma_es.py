@@ -111,9 +111,9 @@ def read(check, section, games) -> dict:
     return {}
 
 
-def create(config, space) -> LearningRateAdaptation:
-    return LearningRateAdaptation(space.initial(), config.cmaes.sigma0, config.popsize,
-                                  config.run.seed, config.evaluation.games)
+def create(settings, shared, space) -> LearningRateAdaptation:
+    return LearningRateAdaptation(space.initial(), shared.sigma0,
+                                  shared.population(space.dimension), shared.seed, shared.games)
 
 
 KIND = StrategyKind(

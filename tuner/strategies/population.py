@@ -20,9 +20,9 @@ def read(check, section, games) -> dict:
                                     high=MAX_FACTOR)}
 
 
-def create(config, space) -> WithGames:
-    return WithGames("population", cmaes_for(config, space, config.popsize),
-                     config.evaluation.games)
+def create(settings, shared, space) -> WithGames:
+    popsize = shared.population(space.dimension, settings["factor"])
+    return WithGames("population", cmaes_for(shared, space, popsize), shared.games)
 
 
 KIND = StrategyKind(
@@ -33,5 +33,6 @@ KIND = StrategyKind(
     load=WithGames.loads,
     keys=("factor",),
     read=read,
-    scale=lambda settings: settings["factor"],
+    factor="factor",
+    reevaluate_best=True,
 )

@@ -23,10 +23,9 @@ with warnings.catch_warnings():
 
 from tuner import pickles
 from tuner.games.budget import Budget
-from tuner.strategies.base import StrategyStateError, envelope, unreadable
+from tuner.strategies.base import Shared, StrategyStateError, envelope, unreadable
 
 if TYPE_CHECKING:
-    from tuner.config import RunConfig
     from tuner.space import SearchSpace
 
 
@@ -140,11 +139,11 @@ def libraries() -> dict[str, str]:
     return {"cma": cma.__version__.split()[0], "numpy": np.__version__}
 
 
-def cmaes_for(config: RunConfig, space: SearchSpace, popsize: int | None = None) -> CMAES:
-    """pycma's CMA-ES at the config's start, with ``popsize`` candidates if given, else the
-    config's (pycma's default where it names none)."""
-    c = config.cmaes
-    return CMAES(space.initial(), c.sigma0, popsize or c.popsize, config.run.seed, c.restarts)
+def cmaes_for(shared: Shared, space: SearchSpace, popsize: int | None = None) -> CMAES:
+    """pycma's CMA-ES at the space's initial point, with ``popsize`` candidates if given, else
+    the run's (pycma's default where it names none)."""
+    return CMAES(space.initial(), shared.sigma0, popsize or shared.popsize, shared.seed,
+                 shared.restarts)
 
 
 class WithGames:

@@ -11,7 +11,8 @@ KIND = StrategyKind(
     summary="CMA-ES; candidates whose rank is undecided play more games (evaluation.games: "
             "{min, max})",
     games="race",
-    create=lambda config, space: WithGames("racing", cmaes_for(config, space),
-                                           config.evaluation.games),
+    create=lambda settings, shared, space: WithGames("racing", cmaes_for(shared, space),
+                                                     shared.games),
     load=WithGames.loads,
+    implied=True,
 )

@@ -98,13 +98,12 @@ def read(check, section, games) -> dict:
     return {"min_games": least, "max_games": most, "reevaluate": reevaluate}
 
 
-def create(config, space) -> UncertaintyHandling:
-    settings = config.strategy.settings
+def create(settings, shared, space) -> UncertaintyHandling:
     reevaluate = settings["reevaluate"]
-    handler = _Handler(len(config.tuned), config.evaluation.games.games, settings["min_games"],
+    handler = _Handler(space.dimension, shared.games.games, settings["min_games"],
                        settings["max_games"], None if reevaluate == "auto" else reevaluate,
-                       config.run.seed)
-    return UncertaintyHandling(cmaes_for(config, space), handler)
+                       shared.seed)
+    return UncertaintyHandling(cmaes_for(shared, space), handler)
 
 
 KIND = StrategyKind(
