@@ -49,7 +49,7 @@ from record_game_times import record_ray
 from engine.solver import GameResult
 from tuner.config import load_config, parse_config
 from tuner.games.evaluation import SolverCache
-from tuner.games.schedule import AllGames, Unit, UnitSize, drive
+from tuner.games.schedule import AllGames, GameTimes, SchedulePolicy, Unit, drive
 from tuner.loop.run import TuningRun
 
 REPO = Path(__file__).resolve().parents[1]
@@ -117,11 +117,12 @@ class SimulatedCluster:
     games that counted; ``busy``: seconds the CPUs were given (games and task overheads)."""
 
     def __init__(self, cpus: int, games: RecordedGames | PlayedGames, ray_costs: dict,
-                 games_per_task: int | str, cores: int | None = None):
+                 policy: SchedulePolicy | int | str, cores: int | None = None):
         self.workers = cpus
         self.games = games
         self.costs = ray_costs
-        self.unit_size = UnitSize(games_per_task, cpus)
+        self.policy = policy if isinstance(policy, SchedulePolicy) else SchedulePolicy(policy)
+        self.times = GameTimes()
         self.free_at = [(0.0, cpu) for cpu in range(cpus)]  # a heap: when each CPU is next free
         self.built = [SolverCache() for _ in range(cpus)]  # each CPU's worker's players
         # ``cores``: the CPUs are worker processes on a machine of that many cores, and games
@@ -161,10 +162,10 @@ class SimulatedCluster:
 
     def run(self, jobs, schedule, progress=None):
         self.sync_outside()
-        if jobs:
-            self.unit_size.depth = jobs[0].spec.depth
+        depth = jobs[0].spec.depth if jobs else 1
         self.resume_driver()
-        results = drive(schedule, _SimulatedPool(self, jobs), self.unit_size, progress)
+        results = drive(schedule, _SimulatedPool(self, jobs), self.policy, self.times, depth,
+                        progress)
         self.sync()
         for job_results in results:
             self.useful += sum(r.seconds for r in job_results)
@@ -275,9 +276,8 @@ def replay(name: str, record: dict, costs: dict, cpus: int, dispatch: str, games
             if run.config.cmaes.popsize <= record["popsize"]:
                 return None
         popsize = run.strategy.popsize
-        cluster = SimulatedCluster(cpus, games, costs, games_per_task, cores)
-        run.evaluator = cluster
-        run.step()  # the first generation warms up the driver (compiled checks), unmeasured
+        cluster = SimulatedCluster(cpus, games, costs, run.config.ray.schedule, cores)
+        run.step(cluster)  # the first generation warms up the driver (compiled checks), unmeasured
         cluster.sync_outside()
         started, useful, outside = cluster.clock, cluster.useful, cluster.outside
         tasks = cluster.tasks
@@ -308,7 +308,7 @@ def on_ray(name: str, cpus: int, generations: int, sleeping: RecordedGames | Non
 
     with tempfile.TemporaryDirectory() as tmp:
         run = tuning_run(name, Path(tmp), "pipelined", "auto")
-        with RayEvaluator(workers=cpus, games_per_task="auto") as evaluator:
+        with RayEvaluator(workers=cpus, policy="auto") as evaluator:
             if sleeping is not None:  # the evaluator's own remote function, with games replaced
                 evaluator._remote = evaluator.ray.remote(num_cpus=1)(_sleeper(sleeping))
                 # every worker process started, the engine imported, before anything is

@@ -28,7 +28,6 @@ import json
 import os
 import platform
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
@@ -38,6 +37,7 @@ from tuner.config import load_config
 from tuner.games.evaluation import Job, SerialEvaluator
 from tuner.games.seeds import training_seeds
 from tuner.loop.run import TuningRun
+from tuner.store.store import MemoryStore
 
 REPO = Path(__file__).resolve().parents[1]
 GAMES = {"snake": 128, "classic-d2": 32, "classic-d3": 8}
@@ -46,12 +46,11 @@ GAMES = {"snake": 128, "classic-d2": 32, "classic-d3": 8}
 def record_config(name: str, games: int) -> dict:
     """The first generation's candidates of ``configs/NAME.yaml``, each on ``games`` seeds."""
     config = load_config(REPO / "configs" / f"{name}.yaml")
-    with tempfile.TemporaryDirectory() as tmp:
-        run = TuningRun.start(config, Path(tmp) / "run", progress=False)
-        weight_sets = [run.space.weights(x) for x in run.strategy.ask()]
+    run = TuningRun.start(config, MemoryStore(), progress=False)
+    weight_sets = [run.space.weights(x) for x in run.strategy.ask()]
     seeds = tuple(training_seeds(config.run.seed, 1, games))
-    jobs = [Job(i, run.spec(w), seeds) for i, w in enumerate(weight_sets)]
-    evaluator = SerialEvaluator(games_per_task=1)
+    jobs = [Job(i, run.games().spec(w), seeds) for i, w in enumerate(weight_sets)]
+    evaluator = SerialEvaluator(1)
     evaluator.play(jobs[:1], None)  # compile and warm up, untimed
     candidates, builds = [], []
     for job in jobs:

@@ -48,7 +48,6 @@ from engine.atomic import atomic_write
 from engine.weights_file import read_weights
 from tuner.cluster.ray_evaluator import evaluator_for
 from tuner.config import parse_config
-from tuner.games.evaluation import Job
 from tuner.games.seeds import validation_seeds
 from tuner.loop.run import TuningRun
 from tuner.store import checkpoint as ckpt
@@ -101,8 +100,9 @@ def run_config(args: argparse.Namespace, spec: str, seed: int):
 def validate(run: TuningRun, seeds: list[int]) -> float:
     """The fitness of the strategy's best guess on the comparison's held-out seeds."""
     weights = run.space.weights(run.strategy.mean)
-    [results] = run.evaluator.play([Job(0, run.spec(weights), tuple(seeds))])
-    return run.fitness(results).value
+    games = run.games()
+    [results] = games.play("validation", [weights], seeds)
+    return games.fitness(results).value
 
 
 def play_to_target(args, spec: str, seed: int, evaluator, seeds: list[int]) -> list[dict]:
@@ -114,7 +114,7 @@ def play_to_target(args, spec: str, seed: int, evaluator, seeds: list[int]) -> l
         run = TuningRun.resume(config, run_dir, ckpt.load_state(run_dir), progress=False)
     else:
         run = TuningRun.start(config, run_dir, progress=False)
-    run.evaluator = evaluator
+    run.evaluator = evaluator  # for validate, before the first step
     rows = read_rows(run_dir / "validated.csv")
     while True:
         if len(rows) < run.state.generation:  # validated after its checkpoint, or not yet

@@ -52,8 +52,7 @@ def config(depth: int, games: int | dict, popsize: int, generations: int, games_
 
 def warm_up(run: TuningRun, evaluator) -> None:
     """Play the first generation untimed: it loads the compiled engine in every worker."""
-    run.evaluator = evaluator
-    run.step()
+    run.step(evaluator)
 
 
 def timed_generations(run: TuningRun, generations: int) -> tuple[int, float]:

@@ -205,8 +205,7 @@ def stopped_run(tmp_path_factory) -> Path:
     try:
         config = load_config("quick.yaml")
         run = TuningRun.start(config, config.run_dir, progress=False)
-        run.evaluator = SerialEvaluator(config.ray.games_per_task)
-        run.step()
+        run.step(SerialEvaluator(config.ray.schedule))
     finally:
         os.chdir(cwd)
     return folder

@@ -28,7 +28,7 @@ def jobs() -> list[Job]:
 
 def test_serial_results_are_in_seed_order_and_count_progress():
     done = []
-    results = SerialEvaluator(games_per_task=4).play(jobs(), done.append)
+    results = SerialEvaluator(4).play(jobs(), done.append)
     assert [[r.seed for r in rs] for rs in results] == [list(range(100, 111))] * 2
     assert sum(done) == 22
 
@@ -43,8 +43,8 @@ def local_ray():
 
 
 def test_ray_backend_matches_the_serial_backend(local_ray):
-    serial = SerialEvaluator(games_per_task=3).play(jobs())
-    evaluator = RayEvaluator(games_per_task=3)
+    serial = SerialEvaluator(3).play(jobs())
+    evaluator = RayEvaluator(3)
     done = []
     on_ray = evaluator.play(jobs(), done.append)
     evaluator.close()
@@ -74,9 +74,9 @@ def test_a_raced_generation_on_ray_counts_the_games_the_serial_one_counts(local_
         evaluator.close()
         return [[r.seed for r in rs] for rs in results], schedule.fits, schedule.rounds
 
-    seeds, fits, rounds = generation(SerialEvaluator(games_per_task=1))
+    seeds, fits, rounds = generation(SerialEvaluator(1))
     assert rounds > 1  # it raced
-    assert generation(RayEvaluator(games_per_task=1)) == (seeds, fits, rounds)
+    assert generation(RayEvaluator(1)) == (seeds, fits, rounds)
 
 
 @pytest.mark.parametrize("backend", ["serial", "ray"])
@@ -84,9 +84,9 @@ def test_a_crash_in_a_game_names_candidate_seed_and_traceback(backend, request):
     bad = [Job(3, CLASSIC, (5, "not-a-seed", 6))]
     if backend == "ray":
         request.getfixturevalue("local_ray")
-        evaluator = RayEvaluator(games_per_task=8)
+        evaluator = RayEvaluator(8)
     else:
-        evaluator = SerialEvaluator(games_per_task=8)
+        evaluator = SerialEvaluator(8)
     with pytest.raises(EvaluationError) as err:
         evaluator.play(bad)
     message = str(err.value)
@@ -94,6 +94,6 @@ def test_a_crash_in_a_game_names_candidate_seed_and_traceback(backend, request):
 
 
 def test_the_evaluator_says_what_it_joined_and_how_many_cpus_it_holds(local_ray):
-    with RayEvaluator(games_per_task="auto") as evaluator:
+    with RayEvaluator("auto") as evaluator:
         assert evaluator.describe() == "Ray: the Ray this process had already joined (1 node, 2 CPUs)"
     assert SerialEvaluator().describe() == "this process (1 CPU)"

@@ -54,8 +54,8 @@ def test_a_family_file_in_a_temporary_directory_reaches_every_worker(cluster, tm
     spec = canonical_spec(f"{home / 'shipped_family_test.py'}:Shipped")
     jobs = [Job(i, PlayerSpec(spec, {"empty": w}, 0, 0.0), tuple(range(10, 18)))
             for i, w in enumerate((2.0, 0.5))]
-    expected = SerialEvaluator(games_per_task=2).play(jobs)
-    evaluator = RayEvaluator(address=cluster.address, games_per_task=2, families=[spec])
+    expected = SerialEvaluator(2).play(jobs)
+    evaluator = RayEvaluator(address=cluster.address, policy=2, families=[spec])
     try:
         shutil.rmtree(home)  # from now on, the code exists only where Ray put it
         on_ray = evaluator.play(jobs)
@@ -78,8 +78,8 @@ def test_files_named_like_an_installed_module_or_like_each_other_play_on_ray(clu
         specs.append(canonical_spec(f"{tmp_path / folder / name}:Shipped"))
     jobs = [Job(i, PlayerSpec(spec, {"empty": 1.0 + i}, 0, 0.0), tuple(range(20, 24)))
             for i, spec in enumerate(specs)]
-    expected = SerialEvaluator(games_per_task=2).play(jobs)
-    evaluator = RayEvaluator(address=cluster.address, games_per_task=2, families=specs)
+    expected = SerialEvaluator(2).play(jobs)
+    evaluator = RayEvaluator(address=cluster.address, policy=2, families=specs)
     try:
         on_ray = evaluator.play(jobs)
     finally:
@@ -90,7 +90,7 @@ def test_files_named_like_an_installed_module_or_like_each_other_play_on_ray(clu
 
 
 def test_a_node_of_another_tune2048_version_is_refused(cluster, monkeypatch):
-    evaluator = RayEvaluator(address=cluster.address, games_per_task=4)
+    evaluator = RayEvaluator(address=cluster.address, policy=4)
     monkeypatch.setattr(evaluation, "tune2048_version", lambda: "0.0.0-elsewhere")  # the driver
     jobs = [Job(0, PlayerSpec("classic", FAMILIES["classic"].defaults(), 0, 0.0), (1, 2, 3))]
     try:

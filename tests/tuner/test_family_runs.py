@@ -75,7 +75,7 @@ def test_each_example_is_tuned_end_to_end(tmp_path, example):
     examples = copy_examples(tmp_path)
     config = load_config(short(examples / f"{example}.yaml", tmp_path, f"{example}-short"))
     run = TuningRun.start(config, config.run_dir, progress=False)
-    state = run.run(SerialEvaluator(games_per_task=3))
+    state = run.run(SerialEvaluator(3))
     assert state.finished and 1 <= state.generation <= 2  # pycma may stop a flat search early
     assert len((config.run_dir / ckpt.HISTORY_FILE).read_text().splitlines()) == \
         1 + state.generation

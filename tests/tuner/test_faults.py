@@ -49,7 +49,7 @@ def reference(tmp_path_factory) -> Path:
     """The undisturbed run, played in process: what every disturbed run must reproduce."""
     run_dir = tmp_path_factory.mktemp("reference") / "faults"
     config = parse_config(CONFIG, "reference")
-    TuningRun.start(config, run_dir, progress=False).run(SerialEvaluator(games_per_task=1))
+    TuningRun.start(config, run_dir, progress=False).run(SerialEvaluator(1))
     return run_dir
 
 
@@ -62,7 +62,7 @@ def adaptive_reference(tmp_path_factory) -> Path:
     """The undisturbed run with adaptive games, played in process."""
     run_dir = tmp_path_factory.mktemp("adaptive-reference") / "faults"
     config = parse_config(config_document(ADAPTIVE_GAMES), "reference")
-    TuningRun.start(config, run_dir, progress=False).run(SerialEvaluator(games_per_task=1))
+    TuningRun.start(config, run_dir, progress=False).run(SerialEvaluator(1))
     return run_dir
 
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tuner.config import parse_config
+
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
 sys.path.insert(0, str(GOLDEN))
 
@@ -39,3 +41,21 @@ def test_a_checkpoint_from_before_the_redesign_resumes_to_the_golden_files(strat
     produced = play_golden(CONFIGS[name], tmp_path / "work", GOLDEN / "_checkpoints" / strategy)
     for file in GOLDEN_FILES:
         assert produced[file] == (GOLDEN / name / file).read_bytes(), f"{name}/{file} differs"
+
+
+def test_a_run_in_memory_writes_the_same_bytes_as_a_run_directory():
+    """The store's twin: benchmarks and tests that run without a disk see the files a run
+    directory would hold."""
+    from tuner.games.evaluation import SerialEvaluator
+    from tuner.loop.run import TuningRun
+    from tuner.store.store import MemoryStore
+
+    name = "snake"
+    config = CONFIGS[name]
+    store = MemoryStore()
+    parsed = parse_config(config, source="config.source.yaml")
+    with SerialEvaluator() as evaluator:
+        state = TuningRun.start(parsed, store, progress=False).run(evaluator)
+    assert state.finished and store.state().history == state.history
+    for file in GOLDEN_FILES:
+        assert store.files[file] == (GOLDEN / name / file).read_bytes(), file

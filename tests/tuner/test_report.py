@@ -162,7 +162,7 @@ def test_report_reads_a_run_of_a_family_file_from_any_directory(tmp_path, monkey
     document["cmaes"].update(popsize=4, max_generations=1)
     document["validation"] = {"games": 2, "top_k": 1}
     config = parse_config(document, "seed001.yaml", tmp_path)
-    TuningRun.start(config, config.run_dir, progress=False).run(SerialEvaluator(games_per_task=2))
+    TuningRun.start(config, config.run_dir, progress=False).run(SerialEvaluator(2))
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)

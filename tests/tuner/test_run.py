@@ -116,7 +116,7 @@ def run_generations(tmp_path: Path, name: str, generations: int, resume_at: int 
     doc = config_dict(tmp_path, **{"run.name": name, "cmaes.max_generations": generations})
     config = parse_config(doc, "test")
     run_dir = tmp_path / name
-    evaluator = SerialEvaluator(games_per_task=3)
+    evaluator = SerialEvaluator(3)
     if resume_at is None:
         TuningRun.start(config, run_dir, progress=False).run(evaluator)
         return run_dir
@@ -144,8 +144,7 @@ def test_every_generation_is_checkpointed_with_best_so_far(tmp_path):
     doc = config_dict(tmp_path, **{"cmaes.max_generations": 3})
     config = parse_config(doc, "test")
     run = TuningRun.start(config, tmp_path / "t", progress=False)
-    run.evaluator = SerialEvaluator(games_per_task=4)
-    run.step()
+    run.step(SerialEvaluator(4))
     state = ckpt.load_state(tmp_path / "t")
     assert state.generation == 1 and len(state.history) == 1
     best = read_weights(tmp_path / "t" / "best.yaml")
@@ -166,7 +165,7 @@ def test_candidates_of_a_generation_share_seeds_and_seeds_change_per_generation(
             return super().run(jobs, schedule, progress)
 
     config = parse_config(config_dict(tmp_path, **{"cmaes.max_generations": 2}), "test")
-    TuningRun.start(config, tmp_path / "t", progress=False).run(Recording(games_per_task=4))
+    TuningRun.start(config, tmp_path / "t", progress=False).run(Recording(4))
     gen1, gen2, validation = seen
     assert len(set(gen1)) == 1 and len(set(gen2)) == 1
     assert gen1[0] == tuple(training_seeds(7, 1, 4)) and gen2[0] == tuple(training_seeds(7, 2, 4))
@@ -181,7 +180,7 @@ def test_reevaluation_pools_fresh_games_for_the_best(tmp_path):
         "test",
     )
     state = TuningRun.start(config, tmp_path / "t", progress=False).run(
-        SerialEvaluator(games_per_task=4)
+        SerialEvaluator(4)
     )
     assert state.games == 6 * 4 + 2 * 4
     assert state.elites[0].games == 8  # the best was played twice and pooled
@@ -201,7 +200,7 @@ def test_other_fitness_kinds_drive_the_loop(tmp_path, fitness):
     doc = config_dict(tmp_path, **{"evaluation.fitness": fitness, "evaluation.tile": 256,
                                    "cmaes.max_generations": 1})
     state = TuningRun.start(parse_config(doc, "test"), tmp_path / "t", progress=False).run(
-        SerialEvaluator(games_per_task=4)
+        SerialEvaluator(4)
     )
     best = state.history[0]["best"]
     if fitness == "reach_rate":
@@ -249,9 +248,8 @@ def test_a_candidate_whose_heuristic_overflows_is_refused_and_its_generation_not
     run = TuningRun.start(parse_config(doc, "joint.yaml"), tmp_path / "t", progress=False)
     run.strategy.ask = lambda: [np.array([1.0, 1.0]) if i in overflowing else
                                 np.array([0.5, 0.5]) for i in range(2)]
-    run.evaluator = SerialEvaluator(games_per_task=1)  # its players check their tables
     with pytest.raises(ConfigError) as caught:
-        run.step()
+        run.step(SerialEvaluator(1))  # its players check their tables
     message = str(caught.value)
     # the first candidate in order, whatever unit failed first
     assert message.startswith(f"joint.yaml: params: generation 1, candidate {overflowing[0]}: "
@@ -264,8 +262,7 @@ def test_a_candidate_whose_heuristic_overflows_is_refused_and_its_generation_not
 def test_a_distribution_mean_whose_heuristic_overflows_is_left_out_of_validation(tmp_path):
     config = parse_config(config_dict(tmp_path, **{"cmaes.max_generations": 1}), "test")
     run = TuningRun.start(config, tmp_path / "t", progress=False)
-    run.evaluator = SyntheticEvaluator()
-    run.step()
+    run.step(SyntheticEvaluator())
     mean = run.space.weights(run.strategy.mean)
     games = run.games()
     games.heuristic_problem = lambda weights: "overflows" if weights == mean else None

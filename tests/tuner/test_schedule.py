@@ -13,7 +13,14 @@ import pytest
 from engine.solver import GameResult
 from tuner.games.budget import AdaptiveGames, FixedGames
 from tuner.games.fitness import score_fitness
-from tuner.games.schedule import AllGames, GenerationGames, Unit, UnitSize
+from tuner.games.schedule import (
+    AllGames,
+    GameTimes,
+    GenerationGames,
+    SchedulePolicy,
+    Unit,
+    UnitSize,
+)
 from tuner.games.schedule import drive as drive_on_pool
 from tuner.strategies.pycma_es import CMAES
 
@@ -48,12 +55,14 @@ def round_by_round(candidates: int, budget):
     return results, fits, rounds
 
 
-def drive(schedule, cpus: int, unit_games: int, rng: random.Random):
-    """Run ``schedule`` on ``cpus`` simulated CPUs whose units finish in a random order."""
+def drive(schedule, cpus: int, unit_games: int, rng: random.Random, speculates: bool = True):
+    """Run ``schedule`` on ``cpus`` simulated CPUs whose units finish in a random order; a
+    driver that does not speculate offers it no idle CPU (the barrier dispatch)."""
     in_flight: list[Unit] = []
     handed_out = []
     while not schedule.done:
-        units = schedule.next_units(max(0, cpus - len(in_flight)), UnitSize(unit_games))
+        idle = max(0, cpus - len(in_flight)) if speculates else 0
+        units = schedule.next_units(idle, UnitSize(unit_games))
         handed_out += units
         in_flight += units
         assert in_flight, "the schedule is not done and hands out nothing"
@@ -73,8 +82,8 @@ def test_any_dispatch_cpus_and_unit_size_count_the_games_the_round_by_round_race
         budget, dispatch, cpus, unit_games):
     expected, expected_fits, expected_rounds = round_by_round(8, budget)
     for order in range(3):
-        schedule = GenerationGames(8, SEEDS, budget, WEIGHTS, fitness, dispatch)
-        drive(schedule, cpus, unit_games, random.Random(order))
+        schedule = GenerationGames(8, SEEDS, budget, WEIGHTS, fitness)
+        drive(schedule, cpus, unit_games, random.Random(order), dispatch == "pipelined")
         assert schedule.results() == expected
         assert schedule.fits == expected_fits
         assert schedule.rounds == expected_rounds
@@ -88,10 +97,10 @@ def test_the_made_up_games_make_races_of_several_rounds():
 
 def test_barrier_dispatch_never_speculates_and_pipelined_fills_idle_cpus_only():
     budget = AdaptiveGames(64, 512, 64)
-    barrier = GenerationGames(8, SEEDS, budget, WEIGHTS, fitness, "barrier")
-    assert not any(u.speculative for u in drive(barrier, 64, 16, random.Random(1)))
+    barrier = GenerationGames(8, SEEDS, budget, WEIGHTS, fitness)
+    assert not any(u.speculative for u in drive(barrier, 64, 16, random.Random(1), False))
 
-    pipelined = GenerationGames(8, SEEDS, budget, WEIGHTS, fitness, "pipelined")
+    pipelined = GenerationGames(8, SEEDS, budget, WEIGHTS, fitness)
     first = pipelined.next_units(40, UnitSize(16))  # 8 candidates x 64 games = 32 units asked for
     assert [u.speculative for u in first] == [False] * 32 + [True] * 8
     assert pipelined.next_units(0, UnitSize(16)) == []  # nothing new is asked for, no CPU idle
@@ -101,7 +110,7 @@ def test_barrier_dispatch_never_speculates_and_pipelined_fills_idle_cpus_only():
 
 def test_speculative_games_that_the_race_asks_for_are_not_played_twice():
     budget = AdaptiveGames(64, 512, 64)
-    schedule = GenerationGames(8, SEEDS, budget, WEIGHTS, fitness, "pipelined")
+    schedule = GenerationGames(8, SEEDS, budget, WEIGHTS, fitness)
     handed_out = drive(schedule, 512, 16, random.Random(2))
     per_game = [(u.job, u.start + i) for u in handed_out for i in range(len(u.seeds))]
     assert len(per_game) == len(set(per_game))
@@ -110,7 +119,7 @@ def test_speculative_games_that_the_race_asks_for_are_not_played_twice():
 
 def test_a_candidate_stopped_by_the_race_is_not_played_speculatively():
     budget = AdaptiveGames(64, 512, 64)
-    schedule = GenerationGames(8, SEEDS, budget, WEIGHTS, fitness, "pipelined")
+    schedule = GenerationGames(8, SEEDS, budget, WEIGHTS, fitness)
     while not (set(range(8)) - schedule.racing):  # play the rounds until one is stopped
         for unit in schedule.next_units(0, UnitSize(64)):
             schedule.record(unit, [game(unit.job, s) for s in unit.seeds])
@@ -141,7 +150,7 @@ def test_a_unit_with_the_wrong_number_of_results_is_refused():
 
 def test_an_unknown_dispatch_is_refused():
     with pytest.raises(ValueError, match="dispatch 'eager'"):
-        GenerationGames(2, SEEDS, FixedGames(4), WEIGHTS[:2], fitness, "eager")
+        SchedulePolicy(4, "eager")
 
 
 class RecordingPool:
@@ -178,8 +187,9 @@ class RecordingPool:
 def test_the_driver_wakes_when_a_cpu_runs_dry_only_where_the_schedule_can_fill_it(cpus):
     budget = AdaptiveGames(32, 128, 32)
     pool = RecordingPool(cpus)
-    schedule = GenerationGames(8, SEEDS, budget, WEIGHTS, fitness, "pipelined")
-    assert drive_on_pool(schedule, pool, UnitSize(4)) == round_by_round(8, budget)[0]
+    schedule = GenerationGames(8, SEEDS, budget, WEIGHTS, fitness)
+    assert drive_on_pool(schedule, pool, SchedulePolicy(4), GameTimes()) == \
+        round_by_round(8, budget)[0]
     # the unit that leaves a CPU without queued work, never one before; or, once nothing is
     # left to speculate on, all of them
     dry = [max(1, in_flight - cpus + 1) for _, in_flight, _ in pool.waits]
@@ -190,8 +200,8 @@ def test_the_driver_wakes_when_a_cpu_runs_dry_only_where_the_schedule_can_fill_i
     assert not pool.in_flight and all(u.speculative for u in pool.abandoned)
 
     barrier = RecordingPool(cpus)
-    drive_on_pool(GenerationGames(8, SEEDS, budget, WEIGHTS, fitness, "barrier"), barrier,
-                  UnitSize(4))
+    drive_on_pool(GenerationGames(8, SEEDS, budget, WEIGHTS, fitness), barrier,
+                  SchedulePolicy(4, "barrier"), GameTimes())
     # nothing to give a CPU that runs dry: it wakes once every unit in flight has finished
     assert all(count == in_flight for count, in_flight, _ in barrier.waits)
     assert not any(speculative for _, _, speculative in barrier.waits) and not barrier.abandoned
@@ -202,7 +212,8 @@ def test_the_driver_counts_each_units_games_as_progress_and_sizes_units_as_told(
     pool = RecordingPool(cpus=2)
     submitted = []
     pool.submit = lambda unit: (submitted.append(unit), pool.in_flight.append(unit))
-    drive_on_pool(AllGames([SEEDS[:10], SEEDS[:7]]), pool, UnitSize(3), done.append)
+    drive_on_pool(AllGames([SEEDS[:10], SEEDS[:7]]), pool, SchedulePolicy(3), GameTimes(),
+                  progress=done.append)
     assert sum(done) == 17 and max(len(u.seeds) for u in submitted) == 3
 
 
@@ -211,10 +222,15 @@ class Timed:
         self.seconds = seconds
 
 
+def timed(cpus: int, seconds: float, games: int = 10, per_task: int | str = "auto") -> UnitSize:
+    """A unit size on ``cpus`` CPUs once ``games`` games of ``seconds`` each were measured."""
+    times = GameTimes()
+    times.add([Timed(seconds)] * games)
+    return UnitSize(per_task, lambda: cpus, times=times)
+
+
 def test_a_fixed_unit_size_never_changes():
-    size = UnitSize(16, cpus=512)
-    size.observe([Timed(10.0)] * 5)
-    assert size.games() == 16
+    assert timed(512, 10.0, 5, per_task=16).games() == 16
 
 
 @pytest.mark.parametrize("cpus, seconds, expected", [
@@ -225,21 +241,15 @@ def test_a_fixed_unit_size_never_changes():
     (512, 0.0000001, 100_000),  # never more than a task may hold
 ])
 def test_auto_units_last_long_enough_for_the_driver_to_feed_every_cpu(cpus, seconds, expected):
-    size = UnitSize("auto", cpus=cpus)
-    size.observe([Timed(seconds)] * 10)
-    assert size.games() == expected
+    assert timed(cpus, seconds).games() == expected
 
 
 def test_auto_units_with_every_node_gone_are_sized_as_for_one_cpu():
-    gone, one = UnitSize("auto", cpus=0), UnitSize("auto", cpus=1)
-    for size in (gone, one):
-        size.observe([Timed(0.004)] * 10)
+    gone, one = timed(0, 0.004), timed(1, 0.004)
     assert gone.games(waiting=640) == one.games(waiting=640) == 125
 
 
 def test_auto_units_start_from_the_depths_rough_game_time_until_games_are_timed():
-    size = UnitSize("auto", cpus=2)
-    size.depth = 3
-    assert size.games() == 1
-    size.depth = 1
-    assert size.games() == round(UnitSize.MIN_UNIT_SECONDS / UnitSize.PRIOR_SECONDS[1])
+    assert UnitSize("auto", lambda: 2, depth=3).games() == 1
+    assert UnitSize("auto", lambda: 2, depth=1).games() == \
+        round(UnitSize.MIN_UNIT_SECONDS / UnitSize.PRIOR_SECONDS[1])

@@ -41,7 +41,7 @@ from tuner.games.evaluation import (
     play_unit,
     tune2048_version,
 )
-from tuner.games.schedule import Schedule, Unit, UnitSize, drive
+from tuner.games.schedule import GameTimes, Schedule, SchedulePolicy, Unit, drive
 
 if TYPE_CHECKING:
     from tuner.config import RaySection
@@ -62,8 +62,8 @@ def evaluator_for(ray: RaySection, families: Sequence[str],
     play``'s default: a few games, where starting Ray costs more than it gives). The tuning job
     always runs on Ray, which retries the units of a worker that dies."""
     if not start_ray and ray.address is None and ray.workers == 1:
-        return SerialEvaluator(ray.games_per_task)
-    return RayEvaluator(ray.address, ray.workers, ray.games_per_task, ray.max_retries,
+        return SerialEvaluator(ray.schedule)
+    return RayEvaluator(ray.address, ray.workers, ray.schedule, ray.max_retries,
                         ray.no_worker_timeout, families, ray.connect_timeout)
 
 
@@ -86,13 +86,14 @@ class RayEvaluator(_Backend):
         self,
         address: str | None = None,
         workers: int | None = None,
-        games_per_task: int | str = 16,
+        policy: SchedulePolicy | int | str = 16,
         max_retries: int = 3,
         no_worker_timeout: float = 60.0,
         families: Sequence[str] = (),
         connect_timeout: float = 60.0,
     ):
-        self.unit_size = UnitSize(games_per_task)
+        self.policy = policy if isinstance(policy, SchedulePolicy) else SchedulePolicy(policy)
+        self.times = GameTimes()
         self.max_retries = max_retries
         self.no_worker_timeout = no_worker_timeout
         self.worker_specs: dict[str, str] = {}
@@ -129,9 +130,8 @@ class RayEvaluator(_Backend):
         # with Ray: ray.cancel races with a unit that is finishing and has crashed the driver
         # inside Ray's core ("Tried to complete task that was not pending").
         self.refresh_cpus()
-        if jobs:
-            self.unit_size.depth = jobs[0].spec.depth
-        return drive(schedule, _RayUnits(self, jobs), self.unit_size, progress)
+        depth = jobs[0].spec.depth if jobs else 1
+        return drive(schedule, _RayUnits(self, jobs), self.policy, self.times, depth, progress)
 
     def describe(self) -> str:
         return f"Ray: {self.session.describe()}"
@@ -142,7 +142,7 @@ class RayEvaluator(_Backend):
 
     def refresh_cpus(self) -> None:
         """Count the cluster's CPUs again, for the schedule and the unit size alike."""
-        self.workers = self.unit_size.cpus = self._cpus()
+        self.workers = self._cpus()
 
     def _for_workers(self, spec: PlayerSpec) -> PlayerSpec:
         family = self.worker_specs.get(spec.family, spec.family)

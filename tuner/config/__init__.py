@@ -38,7 +38,7 @@ from tuner.checker import Checker, describe
 from tuner.errors import ConfigError
 from tuner.games.budget import AdaptiveGames, Budget, FixedGames
 from tuner.games.fitness import FITNESSES
-from tuner.games.schedule import DISPATCHES
+from tuner.games.schedule import DISPATCHES, SchedulePolicy
 from tuner.space import ParamSpec, box_problem
 from tuner.strategies import STRATEGIES, Shared, implied
 from tuner.strategies.base import default_popsize
@@ -319,6 +319,11 @@ class RaySection(Section):
                                           open_low=True), resumable=True)
     connect_timeout: float = key(number(default=60.0, low=0.0, high=MAX_TIMEOUT, open_low=True),
                                  resumable=True)
+
+    @property
+    def schedule(self) -> SchedulePolicy:
+        """How games are cut into tasks and dispatched: the one object the scheduler follows."""
+        return SchedulePolicy(self.games_per_task, self.dispatch)
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from engine.errors import Tune2048Error
 from engine.families.guard import family_code_error, is_interrupt
 from engine.solver import GameResult, PlayerSpec
 from tuner.errors import EvaluationError
-from tuner.games.schedule import AllGames, Schedule, Unit, UnitSize, drive
+from tuner.games.schedule import AllGames, GameTimes, Schedule, SchedulePolicy, Unit, drive
 
 log = logging.getLogger(__name__)
 
@@ -169,13 +169,15 @@ class SerialEvaluator(_Backend):
     """Plays every unit in this process, in the order handed out: the reference backend. It never
     has an idle CPU, so a schedule never speculates here."""
 
-    def __init__(self, games_per_task: int | str = 16):
-        self.unit_size = UnitSize(games_per_task)
+    def __init__(self, policy: SchedulePolicy | int | str = 16):
+        self.policy = policy if isinstance(policy, SchedulePolicy) else SchedulePolicy(policy)
+        self.times = GameTimes()
         self.workers = 1
 
     def run(self, jobs: Sequence[Job], schedule: Schedule,
             progress: Callable[[int], None] | None = None):
-        return drive(schedule, _InProcess(jobs), self.unit_size, progress)
+        depth = jobs[0].spec.depth if jobs else 1
+        return drive(schedule, _InProcess(jobs), self.policy, self.times, depth, progress)
 
     def describe(self) -> str:
         return "this process (1 CPU)"

@@ -9,12 +9,15 @@ simulated cluster of ``bench/cluster_scale.py``; none of them is known here.
 ``AllGames``: every job plays all its seeds (comparisons, validation, re-evaluation).
 
 ``drive``: the one loop that runs a schedule on a *pool* of CPUs (Ray's, this process's, a
-simulated cluster's), so that what wakes the driver is decided once, here.
+simulated cluster's), so that what wakes the driver is decided once, here. It follows the run's
+``SchedulePolicy`` (the config's ``ray.games_per_task`` and ``ray.dispatch``, built once from the
+config and never changed): how many games a unit holds, and whether idle CPUs get speculative
+units.
 
 ``GenerationGames``: a generation's training games under its budget (``tuner.games.budget``): every
 candidate plays the budget's first games, then the race decides, round after round, which
 candidates play more, by the budget's rule on every candidate's results so far, exactly as a
-round-by-round loop would. Two dispatches, one result:
+round-by-round loop would. Two dispatches (the policy's), one result:
 
 - ``barrier`` hands out a round's units only, so CPUs wait while the last units of a round finish
   and while the race decides (the dispatch of tune2048 0.1 and 0.2);
@@ -41,6 +44,41 @@ if TYPE_CHECKING:
     from tuner.games.fitness import Fitness
 
 DISPATCHES = ("pipelined", "barrier")
+
+
+@dataclass(frozen=True)
+class SchedulePolicy:
+    """How a driver plays what schedules hand out: ``games_per_task`` games a unit (``auto``:
+    sized by ``UnitSize``) and the ``dispatch`` (``pipelined`` gives idle CPUs speculative units,
+    ``barrier`` never does). Neither changes a result, only when games are played."""
+
+    games_per_task: int | str = "auto"
+    dispatch: str = "pipelined"
+
+    def __post_init__(self) -> None:
+        if self.dispatch not in DISPATCHES:
+            raise ValueError(f"dispatch {self.dispatch!r}: expected one of "
+                             f"{', '.join(DISPATCHES)}")
+
+    @property
+    def speculates(self) -> bool:
+        return self.dispatch == "pipelined"
+
+
+class GameTimes:
+    """The seconds per game a driver has measured so far (what sizes ``auto`` units); only the
+    driver adds to it, as units finish."""
+
+    def __init__(self):
+        self.games = 0
+        self.seconds = 0.0
+
+    def add(self, results: Sequence[GameResult]) -> None:
+        self.games += len(results)
+        self.seconds += sum(r.seconds for r in results)
+
+    def per_game(self) -> float | None:
+        return self.seconds / self.games if self.games else None
 
 
 @dataclass(frozen=True)
@@ -100,10 +138,10 @@ class Pool(Protocol):
 
 class UnitSize:
     """How many games a unit holds: ``games_per_task`` games, or (``auto``) a number chosen from
-    the CPUs and the seconds per game measured so far (before any, a rough figure for the search
-    ``depth``; see ``games``). Units too short leave CPUs waiting for the driver, whose process
-    spends about 0.3 ms of CPU on each; units too long leave CPUs idle at the end of a round.
-    The size never changes a result, only when games are played."""
+    the pool's CPUs now and the seconds per game measured so far (before any, a rough figure for
+    the search ``depth``; see ``games``). Units too short leave CPUs waiting for the driver, whose
+    process spends about 0.3 ms of CPU on each; units too long leave CPUs idle at the end of a
+    round. The size never changes a result, only when games are played."""
 
     # a unit's worker overhead (Ray's 1 ms, and a player build of up to 5 ms where the worker
     # has not built that candidate's yet) stays about 1%
@@ -116,13 +154,13 @@ class UnitSize:
     # machine): what sizes the first units, before any game has been timed.
     PRIOR_SECONDS = (0.0005, 0.004, 0.07, 2.0, 25.0, 300.0)
 
-    def __init__(self, games_per_task: int | str, cpus: int = 1, most: int = 100_000):
+    def __init__(self, games_per_task: int | str, cpus: Callable[[], int] = lambda: 1,
+                 depth: DepthPolicy = 1, times: GameTimes | None = None, most: int = 100_000):
         self.fixed = None if games_per_task == "auto" else int(games_per_task)
         self.cpus = cpus
+        self.depth = depth
+        self.times = times if times is not None else GameTimes()
         self.most = most
-        self.depth = 1
-        self._games = 0
-        self._seconds = 0.0
 
     @classmethod
     def rough_seconds(cls, depth: DepthPolicy) -> float:
@@ -137,18 +175,14 @@ class UnitSize:
         self-scheduling), so that the round's last units end close together."""
         if self.fixed is not None:
             return self.fixed
-        measured = self._seconds / self._games if self._games else self.rough_seconds(self.depth)
-        per_game = max(measured, 1e-6)
-        cpus = max(1, self.cpus)  # none while every node is gone: the driver waits for one
+        measured = self.times.per_game()
+        per_game = max(measured if measured is not None else self.rough_seconds(self.depth), 1e-6)
+        cpus = max(1, self.cpus())  # none while every node is gone: the driver waits for one
         floor = cpus * self.DRIVER_SECONDS_PER_UNIT / per_game
         wanted = max(self.MIN_UNIT_SECONDS / per_game, 2 * floor)
         if waiting:
             wanted = max(floor, min(wanted, waiting / (self.UNITS_PER_CPU * cpus)))
         return max(1, min(self.most, math.ceil(wanted)))
-
-    def observe(self, results: Sequence[GameResult]) -> None:
-        self._games += len(results)
-        self._seconds += sum(r.seconds for r in results)
 
 
 # cmaes.popsize: auto gives every CPU at least this much of a generation's games (at ``most``
@@ -169,32 +203,37 @@ def auto_popsize(cpus: int, depth: int, most: int, smallest: int, largest: int) 
     return max(smallest, min(largest, math.ceil(per_cpu * cpus / (most * per_game))))
 
 
-def drive(schedule: Schedule, pool: Pool, unit_size: UnitSize,
+def drive(schedule: Schedule, pool: Pool, policy: SchedulePolicy, times: GameTimes,
+          depth: DepthPolicy = 1,
           progress: Callable[[int], None] | None = None) -> list[list[GameResult]]:
-    """Run ``schedule`` on ``pool`` until it is done, in units of ``unit_size``; its results.
+    """Run ``schedule`` on ``pool`` until it is done, as ``policy`` says; its results. Units
+    are sized for the pool's CPUs, the search ``depth`` and the game ``times`` measured so far,
+    which the finished units add to.
 
-    Where the schedule may speculate, the driver wakes when the first CPU runs out of work (the
-    unit that finishes when no unit is left queued), so that the schedule can fill it. Otherwise
-    it wakes once all the units in flight have finished: then nothing can be handed out before,
-    and a driver that shares the cores with the workers cost them a fifth of their time at 2
-    workers on 2 cores when it woke once a unit."""
+    Where the schedule may speculate (and the policy lets it), the driver wakes when the first
+    CPU runs out of work (the unit that finishes when no unit is left queued), so that the
+    schedule can fill it. Otherwise it wakes once all the units in flight have finished: then
+    nothing can be handed out before, and a driver that shares the cores with the workers cost
+    them a fifth of their time at 2 workers on 2 cores when it woke once a unit."""
+    size = UnitSize(policy.games_per_task, pool.cpus, depth, times)
     speculative = 0  # speculative units in flight
     in_flight = 0
     while not schedule.done:
-        for unit in schedule.next_units(pool.idle(), unit_size):
+        idle = pool.idle()  # asked either way: a pool counts its CPUs again as it answers
+        for unit in schedule.next_units(idle if policy.speculates else 0, size):
             pool.submit(unit)
             in_flight += 1
             speculative += unit.speculative
         if not in_flight:
             raise RuntimeError("the schedule is not done and hands out nothing")
-        if speculative or schedule.can_speculate:
+        if speculative or (policy.speculates and schedule.can_speculate):
             count = max(1, in_flight - pool.cpus() + 1)
         else:
             count = in_flight
         for unit, results in pool.wait(count):
             in_flight -= 1
             speculative -= unit.speculative
-            unit_size.observe(results)
+            times.add(results)
             schedule.record(unit, results)
             if progress:
                 progress(len(results))
@@ -301,17 +340,14 @@ class AllGames:
 class GenerationGames:
     """A generation's training games: ``candidates`` candidates on the generation's ``seeds``
     (at least ``budget.most`` of them) under ``budget``, the race ranked with ``rank_weights``
-    and ``fitness`` (results -> ``Fitness``); ``dispatch`` as the module says."""
+    and ``fitness`` (results -> ``Fitness``). It speculates where the driver offers it idle
+    CPUs (the ``pipelined`` dispatch)."""
 
     def __init__(self, candidates: int, seeds: Sequence[int], budget: Budget,
-                 rank_weights: Sequence[float], fitness: Callable[[list[GameResult]], Fitness],
-                 dispatch: str = "pipelined"):
-        if dispatch not in DISPATCHES:
-            raise ValueError(f"dispatch {dispatch!r}: expected one of {', '.join(DISPATCHES)}")
+                 rank_weights: Sequence[float], fitness: Callable[[list[GameResult]], Fitness]):
         self.budget = budget
         self.rank_weights = list(rank_weights)
         self.fitness = fitness
-        self.speculate = dispatch == "pipelined"
         self._games = _Games([tuple(seeds[: budget.most])] * candidates)
         for candidate in range(candidates):
             self._games.want(candidate, budget.first)
@@ -333,7 +369,7 @@ class GenerationGames:
 
     def next_units(self, idle: int, size: UnitSize) -> list[Unit]:
         found = self._games.wanted_units(size)
-        if self.speculate and not self._done:
+        if not self._done:
             found += self._speculative(idle - len(found), size)
         return found
 
@@ -366,7 +402,7 @@ class GenerationGames:
 
     @property
     def can_speculate(self) -> bool:
-        return self.speculate and not self._done and bool(self._queue)
+        return not self._done and bool(self._queue)
 
     def _decide(self) -> None:
         """Take every race decision whose games are all in, as the round-by-round loop would:

@@ -176,9 +176,12 @@ class TuningRun:
     def games(self) -> Games:
         return Games(self.config, self.evaluator, self.observers)
 
-    def step(self) -> GenerationRecord:
-        """One generation, checkpointed when it completes. ``run`` sets the evaluator and the
-        observers; a bench or a test may set ``evaluator`` itself and call this."""
+    def step(self, evaluator: Evaluator | None = None) -> GenerationRecord:
+        """One generation, checkpointed when it completes: the seam a benchmark or a test drives
+        a run through, generation by generation, on ``evaluator`` (the last one given, or the
+        one ``run`` was given)."""
+        if evaluator is not None:
+            self.evaluator = evaluator
         if self.strategy is None:
             self.resolve_popsize(self.evaluator.workers)
         if not self.observers.observers:

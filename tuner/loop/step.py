@@ -161,13 +161,12 @@ class GenerationStep:
                         budget: Budget):
         """Every candidate's games and fitness under the budget: the first games for everyone,
         then rounds for the candidates the budget says are undecided, each on its next seeds
-        (``tuner.games.schedule.GenerationGames``, dispatched as ``ray.dispatch`` says)."""
+        (``tuner.games.schedule.GenerationGames``, dispatched as the evaluator's policy says)."""
         games = self.games
         seeds = training_seeds(self.config.run.seed, generation, budget.most)
         racing = isinstance(budget, AdaptiveGames)
         schedule = GenerationGames(len(weight_sets), seeds, budget,
-                                   self.strategy.rank_weights() if racing else [],
-                                   games.fitness, self.config.ray.dispatch)
+                                   self.strategy.rank_weights() if racing else [], games.fitness)
         jobs = [Job(i, games.spec(w), tuple(seeds)) for i, w in enumerate(weight_sets)]
         rounds = 1
 

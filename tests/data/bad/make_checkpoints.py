@@ -74,7 +74,7 @@ def finished_run(run_dir: Path) -> None:
     document["cmaes"].update(popsize=4, max_generations=2)
     document["validation"] = {"games": 4, "top_k": 1}
     config = parse_config(document, "make_checkpoints", HERE)
-    TuningRun.start(config, run_dir, progress=False).run(SerialEvaluator(games_per_task=4))
+    TuningRun.start(config, run_dir, progress=False).run(SerialEvaluator(4))
 
 
 def cut_last_line(path: Path) -> None:
