@@ -43,12 +43,12 @@ from typing import TYPE_CHECKING, Protocol, Self
 
 from engine.errors import Tune2048Error
 from engine.families.guard import family_code_error, is_interrupt
-from engine.families.registry import ship_family
 from engine.solver import GameResult, PlayerSpec
 from tuner import interrupts
 from tuner.errors import EvaluationError
 from tuner.ray_session import RaySession
 from tuner.schedule import AllGames, Schedule, Unit, UnitSize, drive
+from tuner.shipping import ship_family
 
 if TYPE_CHECKING:
     from tuner.config import RaySection
