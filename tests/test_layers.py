@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # Lowest first: a package may import from its own layer's modules and from the layers before it.
 LAYERS = [
     ["engine"],
-    ["tuner", "tuner.checker", "tuner.errors", "tuner.interrupts", "tuner.pickles", "tuner.space"],
+    ["tuner", "tuner.checker", "tuner.errors", "tuner.interrupts", "tuner.pickles", "tuner.ray_api",
+     "tuner.space"],
     ["tuner.games"],
     ["tuner.strategies"],
     ["tuner.config"],
@@ -33,14 +34,15 @@ def module_name(path: Path) -> str:
 
 def imports(path: Path, known: set[str]) -> set[str]:
     """The project's modules that ``path`` imports, anywhere in it (``from package import
-    module`` counts as the module when it is one)."""
+    module`` counts as the module, and a name from a package as the package)."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            found.add(node.module)
-            found |= {f"{node.module}.{alias.name}" for alias in node.names}
+            for alias in node.names:
+                submodule = f"{node.module}.{alias.name}"
+                found.add(submodule if submodule in known else node.module)
     return {name for name in found if name in known}
 
 

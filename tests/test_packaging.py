@@ -72,3 +72,30 @@ def test_the_baselines_play_by_name_after_a_plain_install(installed):
     assert played.returncode == 0, played.stderr
     assert "mean score" in played.stdout
     assert not list(work.iterdir())  # playing wrote nothing where it ran
+
+
+def test_every_bound_is_one_ci_tests_and_ray_is_held_to_the_versions_tested():
+    """pyproject.toml's lower bounds are what .ci/oldest.txt installs in CI's second environment;
+    Ray's versions end at the newest one tested, since tune2048 uses Ray's private names
+    (tuner/ray_api.py), and the Ray running these tests is inside them."""
+    import importlib.metadata
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    requirements = [Requirement(text) for text in project["dependencies"] + [
+        text for extra in project["optional-dependencies"].values() for text in extra]]
+    pins = dict(line.split("#")[0].strip().split("==") for line in (
+        REPO_ROOT / ".ci" / "oldest.txt").read_text(encoding="utf-8").splitlines()
+        if line.split("#")[0].strip())
+    bounded = [r for r in requirements if any(s.operator == ">=" for s in r.specifier)]
+    assert len(bounded) >= 10
+    for requirement in bounded:
+        lower = next(s.version for s in requirement.specifier if s.operator == ">=")
+        pin = pins.get(requirement.name.lower())
+        assert pin is not None and requirement.specifier.contains(pin), (requirement, pin)
+        assert pin.split(".")[:len(lower.split("."))] == lower.split("."), (requirement, pin)
+    ray = next(r for r in requirements if r.name == "ray")
+    assert any(s.operator == "<" for s in ray.specifier)
+    assert ray.specifier.contains(importlib.metadata.version("ray"))

@@ -2,7 +2,7 @@
 
 Write a family with ``Family``, ``Param``, the ``row_*`` helpers and the heuristic terms
 (``Heuristic``, ``LineSum``, ``BoardTerm``); find one with ``get_family(spec)``. A new built-in
-family is a module in this package and one line in ``registry.FAMILIES``. Call into a family's
+family is a module in this package and one line in ``specs.FAMILIES``. Call into a family's
 own code through ``family_code`` (``engine.families.guard``): whatever it raises is then one
 ``FamilyCodeError`` line.
 """
@@ -25,12 +25,8 @@ from engine.families.errors import (
     UntrustedFamilyModule,
 )
 from engine.families.guard import family_code
-from engine.families.registry import (
-    ENTRY_POINT_GROUP,
-    FAMILIES,
-    family_source_digest,
-    get_family,
-)
+from engine.families.registry import family_source_digest, get_family
+from engine.families.specs import ENTRY_POINT_GROUP, FAMILIES
 from engine.heuristic import BoardTerm, Heuristic, HeuristicError, LineSum, combine
 
 __all__ = [

@@ -13,8 +13,8 @@ names the family's file and the line where it raised, what was called, and what 
 
     fam.py:12: in family 'fam.py:Bad': heuristic() raised ZeroDivisionError: division by zero
 
-``family_code_error`` builds the same error for code that catches the exception itself (a Ray
-worker, say).
+``family_code_error`` builds the same error for code that catches the exception itself (a worker
+process, say).
 """
 
 from __future__ import annotations
@@ -28,10 +28,14 @@ from typing import Self
 
 from engine.echo import shorten
 from engine.errors import Tune2048Error
+from engine.families import specs
 from engine.families.errors import FamilyCodeError
 
-SHIPPED_PREFIX = "tune2048_shipped_"  # packages that carry a family file to Ray workers
-SOURCE_ATTRIBUTE = "__tune2048_source__"  # in such a package: the file's path on the driver
+# A copy of a family file made for other machines (``tuner.cluster.shipping``) is a module in a package
+# named SHIPPED_PREFIX + a digest, whose SOURCE_ATTRIBUTE holds the original's path: messages
+# there show that path.
+SHIPPED_PREFIX = "tune2048_shipped_"
+SOURCE_ATTRIBUTE = "__tune2048_source__"
 MAX_MESSAGE = 200  # characters of what the family's exception says
 
 _TUNE2048 = tuple(
@@ -109,41 +113,38 @@ def shown_path(path: str | os.PathLike) -> str:
 
 def _origin(family) -> tuple[str, str | None, str | None]:
     """(the spec as messages show it, the family's module name, its file) for a family or spec."""
-    from engine.families import registry  # imports this module: not at the top
-
     if not isinstance(family, str):
         cls = type(family)
         module = cls.__module__
         file = getattr(sys.modules.get(module), "__file__", None)
-        spec = registry.spec_of(family) or f"{module}:{cls.__qualname__}"
-        return _shown_spec(spec), module, file
+        spec = specs.spec_of(family) or f"{module}:{cls.__qualname__}"
+        return shown_spec(spec), module, file
     spec = family
-    if registry.is_file_spec(spec):
-        path = registry.file_spec_path(spec)
-        return _shown_spec(spec), registry.file_module_name(path), str(path)
+    if specs.is_file_spec(spec):
+        path = specs.file_spec_path(spec)
+        return shown_spec(spec), specs.file_module_name(path), str(path)
     if ":" in spec:
         module = spec.rpartition(":")[0]
     else:
-        entry = registry.registered().get(spec)
+        entry = specs.registered().get(spec)
         module = entry.value.partition(":")[0] if entry is not None else None
     file = getattr(sys.modules.get(module or ""), "__file__", None)
-    return _shown_spec(spec), module, file
+    return shown_spec(spec), module, file
 
 
-def _shown_spec(spec: str) -> str:
-    """A spec as messages show it: a file's path as the user would type it, and a file shipped
-    to a Ray worker by its path on the driver."""
-    from engine.families import registry
-
+def shown_spec(spec: str) -> str:
+    """A spec as messages show it: a file's path as the user would type it, and a shipped copy
+    of a family file by the original's path."""
     name = spec.rpartition(":")[2]
-    if registry.is_file_spec(spec):
-        return f"{shown_path(registry.file_spec_path(spec))}:{name}"
+    if specs.is_file_spec(spec):
+        return f"{shown_path(specs.file_spec_path(spec))}:{name}"
     source = _shipped_source(spec.rpartition(":")[0])
     return f"{source}:{name}" if source else spec
 
 
 def _shipped_source(module: str | None) -> str | None:
-    """The driver's path of a family file shipped to this worker as ``module``, else None."""
+    """The original path of a family file whose shipped copy was imported as ``module``, else
+    None."""
     if not module or not module.startswith(SHIPPED_PREFIX):
         return None
     source = getattr(sys.modules.get(module.partition(".")[0]), SOURCE_ATTRIBUTE, None)

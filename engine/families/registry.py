@@ -23,68 +23,34 @@ file is data, and reading one must never run code, not even an installed module'
 ``antigravity`` and ``venv.__main__`` act when imported). Built-in and registered families are
 code the user installed as tune2048 families, so weights files may name them.
 
-Ray workers import a family file from a package of its own, named after the file's path and
-content (``ship_family``), so that two files of one name never collide there.
+What a spec names without running code (its form, the built-in and registered names) is in
+``engine.families.specs``.
 """
 
 from __future__ import annotations
 
-import atexit
 import hashlib
 import importlib
-import importlib.metadata
 import importlib.util
 import math
 import numbers
 import os
-import shutil
 import sys
-import tempfile
 from collections.abc import Collection
-from functools import cache
 from pathlib import Path
 from types import ModuleType
 
 from engine.echo import echo
+from engine.families import specs
 from engine.families.base import Family, Param
-from engine.families.classic import CLASSIC
-from engine.families.combined import COMBINED
-from engine.families.errors import (  # noqa: F401 - importable from here, as before
-    FamilyCodeError,
+from engine.families.errors import (
     FamilyDefinitionError,
     FamilyNotFound,
-    UntrustedFamily,
     UntrustedFamilyFile,
     UntrustedFamilyModule,
 )
-from engine.families.features import FEATURES
-from engine.families.guard import (
-    SHIPPED_PREFIX,
-    SOURCE_ATTRIBUTE,
-    family_code,
-    family_code_error,
-    shown_path,
-)
-from engine.families.ranked import RANKED
-from engine.families.snake import SNAKE
-
-ENTRY_POINT_GROUP = "tune2048.families"
-FAMILIES: dict[str, Family] = {f.name: f for f in (CLASSIC, SNAKE, FEATURES, COMBINED, RANKED)}
-
-_loaded: dict[str, Family] = {}  # canonical spec -> family, so each spec is imported once
-
-
-
-def is_file_spec(spec: str) -> bool:
-    """Whether ``spec`` names a class in a file (``path.py:ClassName``)."""
-    path, sep, _ = spec.rpartition(":")
-    return bool(sep) and path.endswith(".py")
-
-
-def file_spec_path(spec: str, base_dir: str | os.PathLike | None = None) -> Path:
-    """The absolute path of a file spec's file (relative paths against ``base_dir``)."""
-    path = Path(spec.rpartition(":")[0]).expanduser()
-    return Path(os.path.abspath(Path(base_dir or ".") / path))
+from engine.families.guard import family_code, family_code_error, shown_path, shown_spec
+from engine.families.specs import FAMILIES, file_spec_path, is_file_spec, registered
 
 
 def canonical_spec(spec: str, base_dir: str | os.PathLike | None = None) -> str:
@@ -100,11 +66,6 @@ def relative_spec(spec: str, directory: str | os.PathLike) -> str:
         return spec
     relative = Path(os.path.relpath(file_spec_path(spec), os.path.abspath(directory)))
     return f"{relative.as_posix()}:{spec.rpartition(':')[2]}"
-
-
-def registered() -> dict[str, importlib.metadata.EntryPoint]:
-    """Families that installed packages register under ``tune2048.families``, by name."""
-    return {ep.name: ep for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
 
 
 def family_names() -> list[str]:
@@ -164,8 +125,9 @@ def get_family(
             raise UntrustedFamilyModule(
                 f"family {spec!r} is code in module {module_name}, which runs only when you "
                 f"name the module too", module_name)
-    if canonical in _loaded:
-        return _loaded[canonical]
+    known = specs.found(canonical)
+    if known is not None:
+        return known
     if is_file_spec(spec):
         family = _from_module(_import_file(path, canonical), canonical)
     elif ":" in spec:
@@ -179,17 +141,8 @@ def get_family(
         with family_code(spec, "loading it"):
             found = entry.load()
         family = _as_family(found, spec)
-    _loaded[canonical] = family
+    specs.remember(canonical, family)
     return family
-
-
-def spec_of(family: Family) -> str | None:
-    """The spec this family was found by (a built-in's name, a file's canonical spec), or None
-    for a family that ``get_family`` did not find."""
-    for name, known in FAMILIES.items():
-        if known is family:
-            return name
-    return next((spec for spec, known in _loaded.items() if known is family), None)
 
 
 def check_definition(family: Family, spec: str | None = None) -> Family:
@@ -202,10 +155,11 @@ def check_definition(family: Family, spec: str | None = None) -> Family:
         FamilyDefinitionError: one line naming the family and the fault.
         FamilyCodeError: reading ``params`` raised.
     """
-    spec = spec or spec_of(family) or f"{type(family).__module__}:{type(family).__qualname__}"
+    spec = spec or specs.spec_of(family) or (
+        f"{type(family).__module__}:{type(family).__qualname__}")
 
     def fail(message: str) -> FamilyDefinitionError:
-        return FamilyDefinitionError(f"family {_shown_spec(spec)!r}: {message}")
+        return FamilyDefinitionError(f"family {shown_spec(spec)!r}: {message}")
 
     with family_code(spec, "reading its params"):
         params = family.params
@@ -233,58 +187,6 @@ def check_definition(family: Family, spec: str | None = None) -> Family:
     return family
 
 
-def ship_family(spec: str) -> tuple[str | ModuleType | None, str]:
-    """What Ray must ship to workers so that they can import a family, and the spec it goes by
-    there: (None, spec) for a built-in (installed with tune2048 on every node); for a module or
-    registered family, the module's top-level package and the same spec; for a file, a package
-    of its own holding a copy of it, and ``PACKAGE.STEM:Class``.
-
-    The package's name is made of the file's path and content, so that two files of one name
-    (``a/fam.py``, ``b/fam.py``) never collide on a worker, and an edited file is a new package.
-    It also records the file's path here (``__tune2048_source__``), which messages from
-    workers show.
-    """
-    if spec in FAMILIES:
-        return None, spec
-    if is_file_spec(spec):
-        path = file_spec_path(spec)
-        try:
-            content = path.read_bytes()
-        except OSError as err:
-            raise FamilyNotFound(f"family file {path}: cannot read it: {err.strerror}") from None
-        package = SHIPPED_PREFIX + hashlib.sha256(
-            os.fsencode(path) + b"\0" + content).hexdigest()[:16]
-        folder = _shipping_dir() / package
-        if not folder.is_dir():
-            building = _shipping_dir() / f"{package}.building"
-            shutil.rmtree(building, ignore_errors=True)
-            building.mkdir()
-            (building / "__init__.py").write_text(
-                f'"""{path.name}, shipped by tune2048 to its Ray workers."""\n\n'
-                f"{SOURCE_ATTRIBUTE} = {str(path)!r}\n", encoding="utf-8")
-            (building / path.name).write_bytes(content)
-            building.rename(folder)
-        return str(folder), f"{package}.{path.stem}:{spec.rpartition(':')[2]}"
-    module_spec = spec if ":" in spec else None
-    if module_spec is None:
-        entry = registered().get(spec)
-        if entry is None:
-            return None, spec
-        module_spec = entry.value
-    top = module_spec.rpartition(":")[0].partition(".")[0]
-    return sys.modules.get(top) or importlib.import_module(top), spec
-
-
-def module_to_ship(spec: str) -> str | ModuleType | None:
-    """What Ray must ship to workers for a family (see ``ship_family``)."""
-    return ship_family(spec)[0]
-
-
-def worker_spec(spec: str) -> str:
-    """The spec a Ray worker resolves (see ``ship_family``)."""
-    return ship_family(spec)[1]
-
-
 def family_source_digest(spec: str, base_dir: str | os.PathLike | None = None) -> str | None:
     """The sha256 (hex) of a family's source, to notice that it changed between two runs: a
     file family's file, a module family's source file; None for built-in and registered
@@ -310,12 +212,6 @@ def family_source_digest(spec: str, base_dir: str | os.PathLike | None = None) -
         raise FamilyNotFound(f"family {spec!r}: cannot read {path}: {err.strerror}") from None
 
 
-def file_module_name(path: str | os.PathLike) -> str:
-    """The name a family file is imported under in this process: one per path, used by no
-    other import."""
-    return "tune2048_family_file_" + hashlib.sha256(str(path).encode()).hexdigest()[:16]
-
-
 def _module_source(module_name: str, spec: str) -> str | None:
     module = sys.modules.get(module_name)
     if module is not None:
@@ -330,14 +226,6 @@ def _module_source(module_name: str, spec: str) -> str | None:
     return found.origin if found.has_location else None
 
 
-@cache
-def _shipping_dir() -> Path:
-    """Where this process stages the packages it ships (removed when it exits)."""
-    folder = Path(tempfile.mkdtemp(prefix="tune2048-shipped-families-"))
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    return folder
-
-
 def _is_one_of(path: Path, allowed: Collection[str | os.PathLike]) -> bool:
     for other in allowed:
         try:
@@ -349,7 +237,7 @@ def _is_one_of(path: Path, allowed: Collection[str | os.PathLike]) -> bool:
 
 
 def _import_file(path: Path, spec: str) -> ModuleType:
-    name = file_module_name(path)
+    name = specs.file_module_name(path)
     if name in sys.modules:
         return sys.modules[name]
     module_spec = importlib.util.spec_from_file_location(name, path)
@@ -384,7 +272,7 @@ def _from_module(module: ModuleType, spec: str) -> Family:
         found = getattr(module, class_name, missing)
     if found is missing:
         where = shown_path(module.__file__) if module.__file__ else module.__name__
-        raise FamilyNotFound(f"family {_shown_spec(spec)!r}: {class_name!r} is not defined in "
+        raise FamilyNotFound(f"family {shown_spec(spec)!r}: {class_name!r} is not defined in "
                              f"{where}")
     return _as_family(found, spec)
 
@@ -394,13 +282,6 @@ def _as_family(obj, spec: str) -> Family:
         with family_code(spec, "creating it"):
             obj = obj()
     if not isinstance(obj, Family):
-        raise FamilyNotFound(f"family {_shown_spec(spec)!r}: {echo(obj)} is not a subclass of "
+        raise FamilyNotFound(f"family {shown_spec(spec)!r}: {echo(obj)} is not a subclass of "
                              "engine.families.Family")
     return check_definition(obj, spec)
-
-
-def _shown_spec(spec: str) -> str:
-    """A spec as messages show it: a file's path as the user would type it."""
-    if is_file_spec(spec):
-        return f"{shown_path(file_spec_path(spec))}:{spec.rpartition(':')[2]}"
-    return spec

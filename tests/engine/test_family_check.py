@@ -1,4 +1,4 @@
-"""engine.families.check: what ``tune family check`` verifies, passing and failing."""
+"""engine.family_check: what ``tune family check`` verifies, passing and failing."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from engine.board import parse_board_text, ranks_to_board
 from engine.families import FAMILIES, Family, Heuristic, LineSum, Param, get_family, grid_lines
-from engine.families.check import FamilyCheckError, check_family
+from engine.family_check import FamilyCheckError, check_family
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "families"
 
@@ -131,9 +131,9 @@ def test_a_heuristic_negative_everywhere_passes(family):
 
 
 def test_a_move_worth_zero_that_does_not_lose_at_once_is_still_refused(monkeypatch):
-    from engine.families import check
+    from engine import family_check
 
-    monkeypatch.setattr(check, "_loses_at_once", lambda board, move: False)
+    monkeypatch.setattr(family_check, "_loses_at_once", lambda board, move: False)
     with pytest.raises(FamilyCheckError, match=r"a depth-1 search gives \[.*\] \(\w+ 0\.0\)"):
         check_family(ConstantNegative(), boards=300)
 

@@ -21,7 +21,7 @@ from engine.families import (
     family_code,
     get_family,
 )
-from engine.families.check import check_family
+from engine.family_check import check_family
 from engine.solver import Solver
 
 _unique = itertools.count()

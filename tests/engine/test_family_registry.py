@@ -28,7 +28,6 @@ from engine.families.registry import (
     family_names,
     origin,
     relative_spec,
-    ship_family,
 )
 from engine.weights_file import WeightsFile, WeightsFileError, read_weights, write_weights
 
@@ -175,9 +174,9 @@ def test_reading_a_weights_file_never_runs_a_family_file_it_names(tmp_path, monk
     monkeypatch.chdir(tmp_path)
     for module in [m for m in list(sys.modules) if m.startswith("tune2048_family_")]:
         monkeypatch.delitem(sys.modules, module)  # a fresh process's view
-    from engine.families import registry
+    from engine.families import specs
 
-    monkeypatch.setattr(registry, "_loaded", {})
+    monkeypatch.setattr(specs, "_found", {})
     with pytest.raises(WeightsFileError) as err:
         read_weights(weights_path)
     message = str(err.value)
@@ -255,7 +254,6 @@ def probe_weights(tmp_path: Path, spec: str, modules: list[str]) -> dict:
     """Read a weights file naming ``spec`` in a fresh process; what came of it, and which of the
     watched modules that process imported."""
     import json
-    import os
     import subprocess
 
     weights_path = tmp_path / "w.yaml"
@@ -383,53 +381,6 @@ def test_two_family_files_of_one_name_are_two_families(tmp_path):
     assert (b.name, b.param_names) == ("twin-b", ("beta",))
     assert type(a).__module__ != type(b).__module__
     assert Solver(spec_a, {"alpha": 1.0}, depth=0).family is a
-
-
-def test_two_family_files_of_one_name_ship_to_workers_under_different_names(tmp_path):
-    import subprocess
-
-    spec_a, spec_b = twins(tmp_path)
-    (shipped_a, worker_a), (shipped_b, worker_b) = ship_family(spec_a), ship_family(spec_b)
-    assert Path(shipped_a).name != Path(shipped_b).name
-    assert worker_a.endswith(".fam:F") and worker_b.endswith(".fam:G")
-    assert ship_family(spec_a) == (shipped_a, worker_a)  # the same file ships once
-    assert (Path(shipped_a) / "fam.py").read_text() == (tmp_path / "a" / "fam.py").read_text()
-    # a worker: the shipped packages on its path, the user's files out of reach
-    (tmp_path / "a" / "fam.py").unlink()
-    (tmp_path / "b" / "fam.py").unlink()
-    worker = (
-        "import sys\n"
-        "from engine.families import get_family\n"
-        f"a, b = get_family({worker_a!r}), get_family({worker_b!r})\n"
-        "print(a.name, a.param_names[0], b.name, b.param_names[0])\n")
-    env_path = os.pathsep.join([str(Path(shipped_a).parent), str(Path(shipped_b).parent),
-                                str(Path(__file__).resolve().parents[2])])
-    result = subprocess.run([sys.executable, "-c", worker], capture_output=True, text=True,
-                            env=dict(os.environ, PYTHONPATH=env_path), timeout=120, check=True)
-    assert result.stdout.split() == ["twin-a", "alpha", "twin-b", "beta"]
-
-
-def test_code_failing_on_a_worker_names_the_file_as_the_user_named_it(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    path = tmp_path / "fails.py"
-    path.write_text(TWIN.format(cls="F", name="fails", param="w").replace(
-        "        return Heuristic(", "        1 / 0\n        return Heuristic("), encoding="utf-8")
-    shipped, worker = ship_family(f"{path}:F")
-    monkeypatch.syspath_prepend(str(Path(shipped).parent))
-    with pytest.raises(FamilyCodeError) as err:
-        Solver(worker, depth=0)
-    assert str(err.value) == (f"{path}:13: in family '{path}:F': heuristic() raised "
-                              "ZeroDivisionError: division by zero")
-
-
-def test_built_in_and_module_families_ship_as_before(tmp_path, monkeypatch):
-    assert ship_family("classic") == (None, "classic")
-    path = write_family(tmp_path / "pkgroot" / "shipme_pkg")
-    (path.parent / "__init__.py").write_text("", encoding="utf-8")
-    monkeypatch.syspath_prepend(str(tmp_path / "pkgroot"))
-    spec = f"shipme_pkg.{path.stem}:Tiny"
-    module, worker = ship_family(spec)
-    assert module.__name__ == "shipme_pkg" and worker == spec
 
 
 # --- the digest of a family's source, to notice an edit between runs -----------------------------

@@ -82,7 +82,7 @@ def describe(where: str, family: Family | None, error: str) -> dict:
 def check_one(args: argparse.Namespace) -> int:
     check_int("--boards", args.boards, 1, MAX_BOARDS)
     check_int("--seed", args.seed, 0, MAX_SEED)
-    from engine.families.check import FamilyCheckError, check_family  # imports the engine
+    from engine.family_check import FamilyCheckError, check_family  # imports the engine
 
     family = get_family(args.spec)
     try:

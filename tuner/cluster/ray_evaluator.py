@@ -26,10 +26,10 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from engine.errors import Tune2048Error
-from engine.families.registry import ship_family
 from engine.solver import GameResult, PlayerSpec
 from tuner import interrupts
 from tuner.cluster.ray_session import RaySession
+from tuner.cluster.shipping import ship_family
 from tuner.errors import EvaluationError
 from tuner.games.evaluation import (
     Evaluator,

@@ -3,7 +3,8 @@ cluster, this machine has no token, or the cluster refused it.
 
 Ray alone would retry for minutes, printing a warning a second. As with Ray, the token goes to an
 explicit HOST:PORT only when the environment says ``RAY_AUTH_MODE=token``, while 'auto' turns it
-on when this machine holds a token.
+on when this machine holds a token. What this needs of Ray's private modules is
+``tuner.ray_api``'s.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import tempfile
 import threading
 import time
 
+from tuner import ray_api
 from tuner.errors import EvaluationError
 
 AUTH_MODE_VAR = "RAY_AUTH_MODE"
@@ -30,32 +32,13 @@ class ClusterConnectionError(EvaluationError):
     authentication token. The message is one line and names the address."""
 
 
-def reload_ray_config() -> None:
-    """Ray reads its RAY_* variables once, at import: make an imported Ray read them again."""
-    config = getattr(sys.modules.get("ray._raylet"), "Config", None)
-    if config is not None:
-        config.initialize("")
-
-
-def token_found() -> bool | None:
-    """Whether this machine holds a Ray authentication token (variable, file or default file);
-    None with a Ray that has no token authentication."""
-    try:
-        from ray._raylet import AuthenticationTokenLoader
-    except ImportError:
-        return None
-    loader = AuthenticationTokenLoader.instance()
-    loader.reset_cache()
-    return loader.has_token(ignore_auth_mode=True)
-
-
 def _token_source() -> str:
     """Where Ray takes this machine's token from, in its order of precedence."""
-    if os.environ.get("RAY_AUTH_TOKEN"):
-        return "RAY_AUTH_TOKEN"
-    if os.environ.get("RAY_AUTH_TOKEN_PATH"):
-        return os.environ["RAY_AUTH_TOKEN_PATH"]
-    return "~/.ray/auth_token"
+    if os.environ.get(ray_api.TOKEN_VARIABLE):
+        return ray_api.TOKEN_VARIABLE
+    if os.environ.get(ray_api.TOKEN_PATH_VARIABLE):
+        return os.environ[ray_api.TOKEN_PATH_VARIABLE]
+    return ray_api.DEFAULT_TOKEN_FILE
 
 
 def bootstrap_address(address: str) -> str | None:
@@ -64,12 +47,7 @@ def bootstrap_address(address: str) -> str | None:
     if address.startswith("ray://"):
         return None
     if address == "auto":
-        try:
-            from ray._private.services import canonicalize_bootstrap_address
-
-            return canonicalize_bootstrap_address(address)
-        except Exception:  # noqa: BLE001 - ray.init says what is missing
-            return None
+        return ray_api.local_cluster_address()
     return address
 
 
@@ -93,7 +71,7 @@ def probe_cluster(target: str, address: str, timeout: float) -> None:
     import ray
 
     token_mode = os.environ.get(AUTH_MODE_VAR, "").lower() == "token"
-    if token_mode and token_found() is False:
+    if token_mode and not ray_api.token_found():
         raise ClusterConnectionError(
             f"RAY_AUTH_MODE=token, but this machine has no authentication token to join the "
             f"Ray cluster at {address!r}: put {TOKEN_SOURCES}"
@@ -124,16 +102,14 @@ def probe_cluster(target: str, address: str, timeout: float) -> None:
 
 
 def _ask_gcs(target: str, timeout: float) -> BaseException | None:
-    """Connect a GCS client to ``target`` (which fetches the cluster's id, with this machine's
-    token): None on success, else the error, or TimeoutError past ``timeout``. Ray's own log lines
-    about it (written by its C++ core to file descriptor 2) are kept back unless it succeeds."""
-    from ray._raylet import GcsClient
-
+    """Ask the cluster at ``target`` (``ray_api.ask_gcs``): None on success or where this Ray
+    cannot be asked, else the error, or TimeoutError past ``timeout``. Ray's own log lines about
+    it (written by its C++ core to file descriptor 2) are kept back unless it succeeds."""
     outcome: list[BaseException | None] = []
 
     def ask() -> None:
         try:
-            GcsClient(address=target)
+            ray_api.ask_gcs(target)
         except BaseException as err:  # noqa: BLE001 - handed to the caller
             outcome.append(err)
         else:

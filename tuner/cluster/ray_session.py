@@ -4,7 +4,8 @@ already runs, decided once, here, and ended safely under Ctrl-C and SIGTERM.
 The embedded Ray's processes listen on every interface of this machine (Ray binds no narrower), so
 it always runs with Ray's token authentication: ``RAY_AUTH_MODE=token`` is set before Ray reads
 its configuration, whatever the environment says, and put back when the session ends. Joining a
-cluster is ``tuner.cluster.ray_join``'s; the processes Ray leaves behind are ``tuner.cluster.processes``'.
+cluster is ``tuner.cluster.ray_join``'s; the processes Ray leaves behind are
+``tuner.cluster.processes``'; what this needs of Ray's private modules is ``tuner.ray_api``'s.
 
 Ray's compiled modules swallow a ``KeyboardInterrupt`` raised while they are imported (the run
 then went on as if never interrupted), and one raised inside ``ray.init`` has crashed the driver
@@ -16,7 +17,6 @@ cut half-way, and what it leaves running is ended.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import logging
 import os
 import signal
@@ -24,7 +24,7 @@ import sys
 import threading
 from collections.abc import Callable
 
-from tuner import interrupts
+from tuner import interrupts, ray_api
 from tuner.cluster import processes, ray_join
 from tuner.cluster.ray_join import ClusterConnectionError
 
@@ -38,9 +38,10 @@ class RaySession:
 
     ``ship``: called only when this session starts or joins Ray, it returns Ray's job-level
     runtime environment (what Ray ships to every worker, which it uploads at ``ray.init`` only);
-    inside a Ray someone else started there is nothing to ship. ``connect_timeout``: the seconds an address gets to answer
-    as a Ray cluster that accepts this machine's token; past them, or on a refusal,
-    ``ClusterConnectionError`` (Ray alone would retry for minutes, printing a warning a second).
+    inside a Ray someone else started there is nothing to ship. ``connect_timeout``: the seconds
+    an address gets to answer as a Ray cluster that accepts this machine's token; past them, or
+    on a refusal, ``ClusterConnectionError`` (Ray alone would retry for minutes, printing a
+    warning a second).
 
     Ctrl-C or SIGTERM while Ray is imported or started: Ray is shut down and
     ``KeyboardInterrupt`` raised once ``ray.init`` returns. ``close`` finishes the shutdown
@@ -58,8 +59,11 @@ class RaySession:
         self.address = address
         if self.owns_ray:
             runtime_env = ship()
-            _import_ray()
             try:
+                if not address:
+                    # set before Ray is imported, which reads it (ray_api.reload_config)
+                    self._set_environ(ray_join.AUTH_MODE_VAR, "token")
+                _import_ray()
                 if address:
                     self._join(address, connect_timeout, runtime_env)
                 else:
@@ -85,8 +89,8 @@ class RaySession:
         return f"started Ray on this machine ({held})"
 
     def _start(self, workers: int | None, runtime_env: dict | None) -> None:
-        """Start an embedded Ray on this machine, with token authentication."""
-        self._set_environ(ray_join.AUTH_MODE_VAR, "token")
+        """Start an embedded Ray on this machine, with token authentication (RAY_AUTH_MODE,
+        set before this session imports Ray)."""
         self._init(
             "start Ray on this machine",
             address="local",  # a fresh instance, even if another cluster runs here
@@ -100,7 +104,7 @@ class RaySession:
     def _join(self, address: str, timeout: float, runtime_env: dict | None) -> None:
         """Join the cluster at ``address`` ('auto': the one running on this machine)."""
         auth_mode = os.environ.get(ray_join.AUTH_MODE_VAR)
-        if address == "auto" and auth_mode is None and ray_join.token_found():
+        if address == "auto" and auth_mode is None and ray_api.token_found():
             # What ray.init does for 'auto' by itself, done first so the probe agrees with it
             # and Ray prints no warning about it.
             self._set_environ(ray_join.AUTH_MODE_VAR, "token")
@@ -142,7 +146,7 @@ class RaySession:
         """Set a Ray variable for as long as this session runs Ray, and make Ray see it."""
         self._environ_before.setdefault(name, os.environ.get(name))
         os.environ[name] = value
-        ray_join.reload_ray_config()
+        ray_api.reload_config()
 
     def _restore_environ(self) -> None:
         if not self._environ_before:
@@ -153,7 +157,7 @@ class RaySession:
             else:
                 os.environ[name] = value
         self._environ_before.clear()
-        ray_join.reload_ray_config()
+        ray_api.reload_config()
 
     def close(self) -> None:
         """Shut down the Ray this session started (a joined cluster keeps running). Safe to call
@@ -223,7 +227,7 @@ def _ray_failure_handler_kept_back():
     threads while ray.init ran came as seven lines of dump above "tune: interrupted (SIGTERM)".
     The driver keeps Python's handlers (faulthandler still reports a crash); Ray's workers keep
     theirs."""
-    return _ray_private_replaced("ray_constants", "RAY_DISABLE_FAILURE_SIGNAL_HANDLER", True)
+    return ray_api.failure_signal_handler_kept_back()
 
 
 @contextlib.contextmanager
@@ -232,25 +236,5 @@ def _ray_sigterm_handler_kept_back():
     in the middle of its start-up, that has crashed the driver (exit -11, or -6) after the run
     had stopped. Keep it back for the block; yields the handlers Ray asked for."""
     wanted: list = []
-    with _ray_private_replaced("utils", "set_sigterm_handler", wanted.append):
+    with ray_api.sigterm_handler_replaced(wanted.append):
         yield wanted
-
-
-@contextlib.contextmanager
-def _ray_private_replaced(module: str, name: str, value):
-    """``ray._private.<module>.<name>`` set to ``value`` for the block and put back after it;
-    nothing is done where this version of Ray has no such name."""
-    try:
-        target = importlib.import_module(f"ray._private.{module}")
-    except ImportError:
-        yield
-        return
-    if not hasattr(target, name):
-        yield
-        return
-    real = getattr(target, name)
-    setattr(target, name, value)
-    try:
-        yield
-    finally:
-        setattr(target, name, real)

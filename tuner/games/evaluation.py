@@ -16,7 +16,6 @@ import importlib.metadata
 import importlib.util
 import logging
 import os
-import sys
 import traceback
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -29,6 +28,7 @@ from engine.families.guard import family_code_error, is_interrupt
 from engine.solver import GameResult, PlayerSpec
 from tuner.errors import EvaluationError
 from tuner.games.schedule import AllGames, GameTimes, Schedule, SchedulePolicy, Unit, drive
+from tuner.ray_api import on_ray_worker
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ def play_unit(
     try:
         solver = _solvers.get(spec, PlayerSpec.solver)
     except BaseException as err:
-        if isinstance(err, Tune2048Error) or (is_interrupt(err) and not _on_ray_worker()):
+        if isinstance(err, Tune2048Error) or (is_interrupt(err) and not on_ray_worker()):
             raise  # one line already (the family guard's FamilyCodeError), or a real Ctrl-C
         # What the family guard let through. Raised as it is, SystemExit would end the Ray
         # worker (Ray then retries the unit on another, which dies the same way) and
@@ -114,12 +114,6 @@ def play_unit(
                 f"{traceback.format_exc()}"
             ) from None
     return results
-
-
-def _on_ray_worker() -> bool:
-    """Whether this process is a Ray worker running a task (not a driver)."""
-    worker = getattr(sys.modules.get("ray._private.worker"), "global_worker", None)
-    return worker is not None and getattr(worker, "mode", None) == 1  # ray's WORKER_MODE
 
 
 class Evaluator(Protocol):

@@ -68,7 +68,7 @@ def test_every_error_class_carries_its_exit_code():
     from engine.board import BoardError
     from engine.export import ExportError
     from engine.families import FamilyNotFound, HeuristicError
-    from engine.families.check import FamilyCheckError
+    from engine.family_check import FamilyCheckError
     from engine.weights_file import WeightsFileError
     from tuner.cluster.ray_session import ClusterConnectionError
     from tuner.errors import CheckpointError, ConfigError, EvaluationError

@@ -30,11 +30,8 @@ from engine import kernels
 from engine.board import board_to_ranks, format_board_text, ranks_to_board
 from engine.echo import echo
 from engine.errors import BadInput
-from engine.families.base import Family
-from engine.families.errors import FamilyDefinitionError
-from engine.families.guard import family_code
+from engine.families import Family, FamilyDefinitionError, HeuristicError, family_code
 from engine.families.registry import check_definition
-from engine.heuristic import HeuristicError
 from engine.rules import Move, apply_move, is_game_over
 from engine.solver import Solver, compiled_kernels
 from engine.workspace import build_workspace

@@ -1,0 +1,93 @@
+"""tuner.cluster.shipping: a family's code as Ray ships it to workers, and the spec it goes by there."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine import Solver
+from engine.families import FamilyCodeError, FamilyNotFound
+from tuner.cluster.shipping import ship_family
+
+TWIN = '''
+import numpy as np
+
+from engine.families import Family, Heuristic, LineSum, Param, grid_lines, row_empty
+
+
+class {cls}(Family):
+    name = "{name}"
+    summary = "empty cells, weighted"
+    params = (Param("{param}", 2.0, 0.0, 10.0, "weight per empty cell"),)
+
+    def heuristic(self, weights):
+        return Heuristic((LineSum("shared", (weights[0] * row_empty(),)),))
+
+    def reference(self, ranks, weights):
+        rows, cols = grid_lines(ranks)
+        return float(weights[0]) * sum(line.count(0) for line in rows + cols)
+'''
+
+
+def twins(tmp_path: Path) -> tuple[str, str]:
+    """``a/fam.py:F`` and ``b/fam.py:G``: one file name, two families."""
+    for folder, cls, param in (("a", "F", "alpha"), ("b", "G", "beta")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "fam.py").write_text(
+            TWIN.format(cls=cls, name=f"twin-{folder}", param=param), encoding="utf-8")
+    return f"{tmp_path}/a/fam.py:F", f"{tmp_path}/b/fam.py:G"
+
+
+def test_two_family_files_of_one_name_ship_to_workers_under_different_names(tmp_path):
+    spec_a, spec_b = twins(tmp_path)
+    (shipped_a, worker_a), (shipped_b, worker_b) = ship_family(spec_a), ship_family(spec_b)
+    assert Path(shipped_a).name != Path(shipped_b).name
+    assert worker_a.endswith(".fam:F") and worker_b.endswith(".fam:G")
+    assert ship_family(spec_a) == (shipped_a, worker_a)  # the same file ships once
+    assert (Path(shipped_a) / "fam.py").read_text() == (tmp_path / "a" / "fam.py").read_text()
+    # a worker: the shipped packages on its path, the user's files out of reach
+    (tmp_path / "a" / "fam.py").unlink()
+    (tmp_path / "b" / "fam.py").unlink()
+    worker = (
+        "import sys\n"
+        "from engine.families import get_family\n"
+        f"a, b = get_family({worker_a!r}), get_family({worker_b!r})\n"
+        "print(a.name, a.param_names[0], b.name, b.param_names[0])\n")
+    env_path = os.pathsep.join([str(Path(shipped_a).parent), str(Path(shipped_b).parent),
+                                str(Path(__file__).resolve().parents[2])])
+    result = subprocess.run([sys.executable, "-c", worker], capture_output=True, text=True,
+                            env=dict(os.environ, PYTHONPATH=env_path), timeout=120, check=True)
+    assert result.stdout.split() == ["twin-a", "alpha", "twin-b", "beta"]
+
+
+def test_code_failing_on_a_worker_names_the_file_as_the_user_named_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "fails.py"
+    path.write_text(TWIN.format(cls="F", name="fails", param="w").replace(
+        "        return Heuristic(", "        1 / 0\n        return Heuristic("), encoding="utf-8")
+    shipped, worker = ship_family(f"{path}:F")
+    monkeypatch.syspath_prepend(str(Path(shipped).parent))
+    with pytest.raises(FamilyCodeError) as err:
+        Solver(worker, depth=0)
+    assert str(err.value) == (f"{path}:13: in family '{path}:F': heuristic() raised "
+                              "ZeroDivisionError: division by zero")
+
+
+def test_built_in_and_module_families_ship_as_before(tmp_path, monkeypatch):
+    assert ship_family("classic") == (None, "classic")
+    package = tmp_path / "pkgroot" / "shipme_pkg"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "fam.py").write_text(TWIN.format(cls="F", name="mod", param="w"), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path / "pkgroot"))
+    module, worker = ship_family("shipme_pkg.fam:F")
+    assert module.__name__ == "shipme_pkg" and worker == "shipme_pkg.fam:F"
+
+
+def test_a_family_file_that_cannot_be_read_is_one_line(tmp_path):
+    with pytest.raises(FamilyNotFound, match=r"missing\.py: cannot read it: No such file"):
+        ship_family(f"{tmp_path / 'missing.py'}:F")

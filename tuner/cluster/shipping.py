@@ -1,0 +1,74 @@
+"""What Ray must ship to its workers so that they can import a family, and the spec it goes by
+there: the engine finds families on one machine, and Ray's ``runtime_env`` (``py_modules``)
+brings their code to the others.
+
+A family file travels in a package of its own, named after the file's path and content, so that
+two files of one name (``a/fam.py``, ``b/fam.py``) never collide on a worker and an edited file is
+a new package. The package records the file's path here, which the family guard's messages on a
+worker show (``engine.families.guard``).
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import importlib
+import os
+import shutil
+import sys
+import tempfile
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+
+from engine.families import FAMILIES, FamilyNotFound
+from engine.families.guard import SHIPPED_PREFIX, SOURCE_ATTRIBUTE
+from engine.families.specs import file_spec_path, is_file_spec, registered
+
+
+def ship_family(spec: str) -> tuple[str | ModuleType | None, str]:
+    """What to put in ``py_modules`` for a family, and its spec on the workers: (None, spec) for
+    a built-in (installed with tune2048 on every node); for a module or registered family, the
+    module's top-level package and the same spec; for a file, the folder of a package holding a
+    copy of it, and ``PACKAGE.STEM:Class``.
+
+    Raises:
+        FamilyNotFound: the family file cannot be read.
+    """
+    if spec in FAMILIES:
+        return None, spec
+    if is_file_spec(spec):
+        path = file_spec_path(spec)
+        try:
+            content = path.read_bytes()
+        except OSError as err:
+            raise FamilyNotFound(f"family file {path}: cannot read it: {err.strerror}") from None
+        package = SHIPPED_PREFIX + hashlib.sha256(
+            os.fsencode(path) + b"\0" + content).hexdigest()[:16]
+        folder = _shipping_dir() / package
+        if not folder.is_dir():
+            building = _shipping_dir() / f"{package}.building"
+            shutil.rmtree(building, ignore_errors=True)
+            building.mkdir()
+            (building / "__init__.py").write_text(
+                f'"""{path.name}, shipped by tune2048 to its Ray workers."""\n\n'
+                f"{SOURCE_ATTRIBUTE} = {str(path)!r}\n", encoding="utf-8")
+            (building / path.name).write_bytes(content)
+            building.rename(folder)
+        return str(folder), f"{package}.{path.stem}:{spec.rpartition(':')[2]}"
+    module_spec = spec if ":" in spec else None
+    if module_spec is None:
+        entry = registered().get(spec)
+        if entry is None:
+            return None, spec
+        module_spec = entry.value
+    top = module_spec.rpartition(":")[0].partition(".")[0]
+    return sys.modules.get(top) or importlib.import_module(top), spec
+
+
+@cache
+def _shipping_dir() -> Path:
+    """Where this process stages the packages it ships (removed when it exits)."""
+    folder = Path(tempfile.mkdtemp(prefix="tune2048-shipped-families-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
