@@ -109,3 +109,21 @@ def test_the_library_reads_no_command_line_and_the_engine_knows_no_ray(package, 
 def test_the_project_installs_two_top_level_packages():
     packages = {p.parent.name for p in ROOT.glob("*/__init__.py")}
     assert packages == {"engine", "tuner"}
+
+
+def test_an_import_inside_a_function_says_why():
+    """Imports belong at the top of a module; one inside a function is there to keep start-up
+    fast or an optional dependency optional, and its comment (on its line or the line before)
+    says which."""
+    silent = []
+    for path in [*ROOT.glob("engine/**/*.py"), *ROOT.glob("tuner/**/*.py")]:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for function in ast.walk(ast.parse("\n".join(lines))):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(function):
+                if isinstance(node, (ast.Import, ast.ImportFrom)):
+                    line, before = lines[node.lineno - 1], lines[node.lineno - 2]
+                    if "#" not in line and not before.strip().startswith("#"):
+                        silent.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert silent == []

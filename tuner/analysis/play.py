@@ -12,6 +12,7 @@ from engine.board import format_board
 from engine.defaults import MILESTONES
 from engine.depth import to_yaml
 from engine.families import get_family
+from engine.rules import Move
 from engine.stats import counted
 
 if TYPE_CHECKING:
@@ -20,8 +21,6 @@ if TYPE_CHECKING:
 
 
 def advise(spec: PlayerSpec, board: int) -> int:
-    from engine.rules import Move
-
     solver = spec.solver()
     values = solver.move_values(board)
     best = solver.best_move(board)

@@ -233,6 +233,7 @@ def plot_convergence(path: Path, history: list[dict], validation: list[dict],
 def convergence_figure(history: list[dict], validation: list[dict], config: dict):
     """The convergence plot as a matplotlib ``Figure``: fitness and sigma by generation, fitness
     against training games; ticks as people read numbers (150,000, never 1.5e5 or an offset)."""
+    # an optional dependency (the plot extra), loaded where a plot is drawn
     from matplotlib.figure import Figure
     from matplotlib.ticker import FuncFormatter, MaxNLocator
 

@@ -71,7 +71,7 @@ class RaySession:
             except BaseException:
                 self._shutdown()  # a signal that came after ray.init returned: end that Ray too
                 raise
-        import ray
+        import ray  # loaded by _import_ray, with signals held: only looked up here
 
         self.ray = ray
 
@@ -117,7 +117,7 @@ class RaySession:
     def _init(self, what: str, **options) -> None:
         """ray.init, with Ctrl-C and SIGTERM held back until it returns (then Ray is shut down
         and KeyboardInterrupt raised) and one line for whatever else goes wrong."""
-        import ray
+        import ray  # loaded by _import_ray, with signals held: only looked up here
 
         sigterm_handler = signal.getsignal(signal.SIGTERM)
         children_before = processes.children(os.getpid())
@@ -178,7 +178,7 @@ class RaySession:
                     self._ray_roots = processes.new_children(children_before)
                 leftovers = processes.descendants(self._ray_roots)
                 try:
-                    import ray
+                    import ray  # loaded by _import_ray, with signals held: only looked up here
 
                     with _ray_core_errors_dropped():
                         ray.shutdown()

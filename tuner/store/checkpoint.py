@@ -40,6 +40,7 @@ import yaml
 
 from engine.atomic import atomic_write
 from tuner import pickles
+from tuner.config import read_document
 from tuner.errors import CheckpointError, ConfigError
 
 CHECKPOINT_FORMAT = "tune2048-checkpoint"
@@ -129,8 +130,6 @@ def write_config(run_dir: Path, resolved: dict[str, Any]) -> None:
 
 def read_stored_config(run_dir: Path) -> dict[str, Any]:
     """The run's resolved config as stored, read as every config is (``read_document``)."""
-    from tuner.config import read_document
-
     path = run_dir / CONFIG_FILE
     if not path.is_file():
         raise CheckpointError(f"{path}: missing: {run_dir} is not a tune2048 run directory")

@@ -25,6 +25,7 @@ from tuner.strategies.base import (
     StrategyStateError,
     unreadable,
 )
+from tuner.strategies.pycma_es import CMAES, WithGames
 
 if TYPE_CHECKING:
     from tuner.games.budget import Budget
@@ -57,8 +58,6 @@ def restore_strategy(data: bytes, name: str, games: Budget) -> Strategy:
         top = None
     written = top.get("strategy") if isinstance(top, dict) else None
     if not isinstance(written, str):
-        from tuner.strategies.pycma_es import CMAES, WithGames
-
         return WithGames(name, CMAES.loads(data), games)
     if written not in STRATEGIES:
         raise StrategyStateError(f"the checkpoint holds a {written!r} strategy, which this "

@@ -23,7 +23,7 @@ from tuner.strategies.base import StrategyKind, envelope
 
 
 def libraries() -> dict[str, str]:
-    import cmaes
+    import cmaes  # an optional dependency (the lra extra): loaded where this strategy runs
 
     return {"cmaes": cmaes.__version__, "numpy": np.__version__}
 
@@ -35,7 +35,7 @@ class LearningRateAdaptation:
 
     def __init__(self, x0: np.ndarray, sigma0: float, popsize: int, seed: int,
                  games: FixedGames):
-        from cmaes import CMA
+        from cmaes import CMA  # optional (the lra extra), as in libraries
 
         self.seed = seed
         self.games = games
@@ -90,7 +90,7 @@ class LearningRateAdaptation:
 
     @staticmethod
     def loads(state: bytes) -> LearningRateAdaptation:
-        from cmaes import CMA
+        from cmaes import CMA  # optional (the lra extra), as in libraries
 
         parts = pickles.loads(state)
         strategy, es = parts["strategy"], CMA.__new__(CMA)
