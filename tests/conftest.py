@@ -7,7 +7,7 @@ process's environment; off for a driver given an address), so a suite that let i
 mix authenticated and unauthenticated peers between in-process Rays, clusters and `tune`
 subprocesses. The mode is therefore set here, before anything imports Ray, and the token reaches
 every process in RAY_AUTH_TOKEN, so that the suite writes nothing to ~/.ray. Tests that need other
-settings (tests/tuner/test_ray_security.py) run their processes with their own environment.
+settings (tests/tuner/cluster/test_ray_security.py) run their processes with their own environment.
 """
 
 import os

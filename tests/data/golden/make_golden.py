@@ -1,5 +1,5 @@
 """Write the golden runs: every shipped config (and one variant per strategy), capped to a few
-generations, run in this process at its own seed; ``tests/tuner/test_golden.py`` replays each
+generations, run in this process at its own seed; ``tests/tuner/loop/test_golden.py`` replays each
 and compares ``history.csv``, ``validation.csv`` and ``best.yaml`` byte for byte.
 
 Run it only to add a config: it refuses to replace a golden run that exists, since those files

@@ -13,7 +13,7 @@ import pytest
 
 from tuner.config import parse_config
 
-GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
+GOLDEN = Path(__file__).resolve().parents[2] / "data" / "golden"
 sys.path.insert(0, str(GOLDEN))
 
 from golden_runs import GOLDEN_FILES, golden_configs, play_golden

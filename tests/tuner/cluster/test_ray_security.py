@@ -21,7 +21,7 @@ import pytest
 import yaml
 from ray.cluster_utils import Cluster
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PROJECT_CODE = ("engine", "tuner", "bench", "examples")
 
 # A driver that tries to join the Ray at argv[1] and prints one line: "joined" or the error.

@@ -17,7 +17,7 @@ import ray
 from tuner import ray_api
 from tuner.cluster import ray_join, ray_session
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PRIVATE = re.compile(r"\bray\._private\b|\bray\._raylet\b|\b_raylet\b")
 
 
@@ -158,7 +158,7 @@ def test_auto_finds_ray_address_and_nothing_without_rays_function(monkeypatch):
 def test_without_a_gcs_client_only_the_connection_is_probed(monkeypatch):
     """Something that is not Ray passes the probe (ray.init then reports it, after its own
     retries) where this Ray has no GcsClient to ask it with; with one, it fails the probe
-    (tests/tuner/test_ray_security.py, in a process of its own)."""
+    (tests/tuner/cluster/test_ray_security.py, in a process of its own)."""
     without(monkeypatch, "ray._raylet", "GcsClient")
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))

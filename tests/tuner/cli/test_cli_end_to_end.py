@@ -16,7 +16,7 @@ from conftest import JobsEvaluator
 from engine import Solver, read_weights, write_weights
 from tuner.cli.main import main
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def tune(*args: str, cwd: Path) -> subprocess.CompletedProcess:

@@ -25,7 +25,7 @@ from tuner.config import parse_config
 from tuner.errors import CheckpointError
 from tuner.space import SearchSpace
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 
 pytest.importorskip("matplotlib")
 
@@ -153,7 +153,7 @@ def test_report_reads_a_run_of_a_family_file_from_any_directory(tmp_path, monkey
     from tuner.games.evaluation import SerialEvaluator
     from tuner.loop.run import TuningRun
 
-    examples = Path(__file__).resolve().parents[2] / "examples" / "families"
+    examples = Path(__file__).resolve().parents[3] / "examples" / "families"
     shutil.copyfile(examples / "seed001.py", tmp_path / "seed001.py")
     document = yaml.safe_load((examples / "seed001.yaml").read_text(encoding="utf-8"))
     document["run"]["output_dir"] = str(tmp_path / "runs")

@@ -14,7 +14,7 @@ from engine import Solver, read_weights
 from tuner.analysis.compare import labels_for, paired_difference
 from tuner.cli.main import main
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 WEIGHTS = ROOT / "engine" / "baselines"
 
 

@@ -26,7 +26,7 @@ from tuner.errors import ConfigError
 from tuner.games.seeds import TOP_BIT, training_seeds, validation_seeds
 from tuner.space import SearchSpace
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 CONFIGS = sorted((REPO_ROOT / "configs").glob("*.yaml"))
 QUICK = REPO_ROOT / "configs" / "quick.yaml"
 

@@ -18,7 +18,7 @@ from tuner.store.checkpoint import Candidate, RunState
 # A run directory made by tune2048 before checkpoints had a header: checkpoint.pkl is the
 # bare-pickle (version 1) checkpoint of tests/data/bad/run-no-config, config.yaml the matching
 # config of the same generation-0 run of configs/quick.yaml.
-V1_RUN = Path(__file__).resolve().parents[1] / "data" / "checkpoint-v1"
+V1_RUN = Path(__file__).resolve().parents[2] / "data" / "checkpoint-v1"
 
 
 def a_state() -> RunState:

@@ -275,7 +275,7 @@ def test_a_distribution_mean_whose_heuristic_overflows_is_left_out_of_validation
 # generation 2 of 4, and what it writes when resumed to the end. 0.1.0 wrote it on a machine whose
 # OpenBLAS ran AVX-512 kernels; since OpenBLAS runs one set of kernels everywhere (engine.blas),
 # its resumed generations are those of the AVX2 kernels, recorded here.
-RUN_0_1_0 = Path(__file__).resolve().parents[1] / "data" / "run-0.1.0"
+RUN_0_1_0 = Path(__file__).resolve().parents[2] / "data" / "run-0.1.0"
 RUN_0_1_0_FINISHED = RUN_0_1_0.with_name("run-0.1.0-finished")
 
 

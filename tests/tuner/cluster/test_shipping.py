@@ -58,7 +58,7 @@ def test_two_family_files_of_one_name_ship_to_workers_under_different_names(tmp_
         f"a, b = get_family({worker_a!r}), get_family({worker_b!r})\n"
         "print(a.name, a.param_names[0], b.name, b.param_names[0])\n")
     env_path = os.pathsep.join([str(Path(shipped_a).parent), str(Path(shipped_b).parent),
-                                str(Path(__file__).resolve().parents[2])])
+                                str(Path(__file__).resolve().parents[3])])
     result = subprocess.run([sys.executable, "-c", worker], capture_output=True, text=True,
                             env=dict(os.environ, PYTHONPATH=env_path), timeout=120, check=True)
     assert result.stdout.split() == ["twin-a", "alpha", "twin-b", "beta"]

@@ -13,7 +13,7 @@ from engine.rules import Move
 from engine.solver import Solver
 from tuner.cli.main import main
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[3]
 CLASSIC_REFERENCE = str(REPO_ROOT / "engine" / "baselines" / "classic-reference.yaml")
 BOARD_TEXT = "2 0 0 2 / 0 4 0 0 / 0 0 0 0 / 0 0 0 8"
 

@@ -22,7 +22,7 @@ from tuner.analysis.noise import (
 from tuner.cli.main import main
 from tuner.games.fitness import Fitness
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_recommendation_follows_the_standard_error_of_a_mean():

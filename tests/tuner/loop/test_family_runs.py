@@ -18,7 +18,7 @@ from tuner.games.evaluation import SerialEvaluator
 from tuner.loop.run import TuningRun
 from tuner.store import checkpoint as ckpt
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples" / "families"
 
 

@@ -25,7 +25,7 @@ from tuner.space import ParamSpec, SearchSpace
 from tuner.store import checkpoint as ckpt
 from tuner.strategies import STRATEGIES, Shared, implied, strategy_for
 
-TUNER = Path(__file__).resolve().parents[2] / "tuner"
+TUNER = Path(__file__).resolve().parents[3] / "tuner"
 
 # each strategy as a config writes it: its evaluation.games, and its strategy section
 WRITTEN = {
