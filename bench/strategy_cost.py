@@ -49,7 +49,9 @@ from engine.weights_file import read_weights
 from tuner.cluster.ray_evaluator import evaluator_for
 from tuner.config import parse_config
 from tuner.games.seeds import validation_seeds
+from tuner.loop.observers import Observers
 from tuner.loop.run import TuningRun
+from tuner.loop.step import Games
 from tuner.store import checkpoint as ckpt
 from tuner.strategies import STRATEGIES
 
@@ -97,10 +99,10 @@ def run_config(args: argparse.Namespace, spec: str, seed: int):
                         Path(args.config).parent)
 
 
-def validate(run: TuningRun, seeds: list[int]) -> float:
+def validate(run: TuningRun, evaluator, seeds: list[int]) -> float:
     """The fitness of the strategy's best guess on the comparison's held-out seeds."""
     weights = run.space.weights(run.strategy.mean)
-    games = run.games()
+    games = Games(run.config, evaluator, Observers())
     [results] = games.play("validation", [weights], seeds)
     return games.fitness(results).value
 
@@ -114,18 +116,17 @@ def play_to_target(args, spec: str, seed: int, evaluator, seeds: list[int]) -> l
         run = TuningRun.resume(config, run_dir, ckpt.load_state(run_dir), progress=False)
     else:
         run = TuningRun.start(config, run_dir, progress=False)
-    run.evaluator = evaluator  # for validate, before the first step
     rows = read_rows(run_dir / "validated.csv")
     while True:
         if len(rows) < run.state.generation:  # validated after its checkpoint, or not yet
-            rows.append(cost_row(run, validate(run, seeds)))
+            rows.append(cost_row(run, validate(run, evaluator, seeds)))
             atomic_write(run_dir / "validated.csv", ckpt.rows_csv(rows))
             print(f"  {spec} seed {seed}: generation {run.state.generation}, "
                   f"{rows[-1]['positions']:,} positions, validated {rows[-1]['validated']:,.0f}",
                   flush=True)
         if rows and rows[-1]["validated"] >= args.target or run.stop_reason() is not None:
             return rows
-        run.step()
+        run.step(evaluator)
 
 
 def cost_row(run: TuningRun, validated: float) -> dict:

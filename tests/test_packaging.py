@@ -54,8 +54,8 @@ def installed(tmp_path_factory) -> tuple[Path, Path]:
 
 def test_the_wheel_holds_the_package_and_not_the_checkout(installed):
     bin_dir, work = installed
-    where = run(bin_dir / "python", "-c", "import cli, engine, tuner; print(cli.__file__); "
-                "print(engine.__file__); print(tuner.__file__)", cwd=work)
+    where = run(bin_dir / "python", "-c", "import engine, tuner.cli; print(engine.__file__); "
+                "print(tuner.__file__); print(tuner.cli.__file__)", cwd=work)
     assert where.returncode == 0, where.stderr
     for line in where.stdout.split():
         assert Path(line).is_relative_to(bin_dir.parent) and "site-packages" in line, line

@@ -164,7 +164,7 @@ PAIR = [str(WEIGHTS / "classic-reference.yaml"), str(WEIGHTS / "seed002-snake.ya
 # Ctrl-C as the first unit's games are kept: the comparison stops there.
 CTRL_C_AFTER_THE_FIRST_UNIT = """
 import os, signal
-from tuner import saved_games
+from tuner.games import saved_games
 real_add = saved_games.SavedGames.add
 def add(self, player, results):
     real_add(self, player, results)
@@ -281,7 +281,7 @@ def test_a_comparison_in_another_order_reuses_every_kept_game(tmp_path, monkeypa
 
 COUNT_GAMES_KEPT = """
 import sys
-from tuner import saved_games
+from tuner.games import saved_games
 real_add = saved_games.SavedGames.add
 def add(self, player, results):
     real_add(self, player, results)

@@ -11,9 +11,9 @@ from ray.cluster_utils import Cluster
 from engine.families import FAMILIES
 from engine.families.registry import canonical_spec
 from engine.solver import PlayerSpec
+from tuner.cluster import ray_evaluator
 from tuner.cluster.ray_evaluator import RayEvaluator
 from tuner.errors import EvaluationError
-from tuner.games import evaluation
 from tuner.games.evaluation import Job, SerialEvaluator
 
 FAMILY = '''
@@ -91,7 +91,7 @@ def test_files_named_like_an_installed_module_or_like_each_other_play_on_ray(clu
 
 def test_a_node_of_another_tune2048_version_is_refused(cluster, monkeypatch):
     evaluator = RayEvaluator(address=cluster.address, policy=4)
-    monkeypatch.setattr(evaluation, "tune2048_version", lambda: "0.0.0-elsewhere")  # the driver
+    monkeypatch.setattr(ray_evaluator, "tune2048_version", lambda: "0.0.0-elsewhere")  # the driver
     jobs = [Job(0, PlayerSpec("classic", FAMILIES["classic"].defaults(), 0, 0.0), (1, 2, 3))]
     try:
         with pytest.raises(EvaluationError, match=r"runs tune2048 \S+, this driver "

@@ -10,7 +10,7 @@ from tuner.errors import EvaluationError
 from tuner.games.budget import AdaptiveGames
 from tuner.games.evaluation import Job, SerialEvaluator
 from tuner.games.fitness import score_fitness
-from tuner.games.schedule import DISPATCHES, GenerationGames
+from tuner.games.schedule import DISPATCHES, GenerationGames, SchedulePolicy
 from tuner.strategies.pycma_es import CMAES
 
 CLASSIC = PlayerSpec("classic", {"lost_penalty": 200000.0, "monotonicity_power": 4.0,
@@ -68,15 +68,14 @@ def test_a_raced_generation_on_ray_counts_the_games_the_serial_one_counts(local_
 
     def generation(evaluator):
         schedule = GenerationGames(len(levels), range(200, 212), AdaptiveGames(2, 12, 2),
-                                   rank_weights, lambda r: score_fitness(r, "mean_score"),
-                                   dispatch)
+                                   rank_weights, lambda r: score_fitness(r, "mean_score"))
         results = evaluator.run(race_jobs, schedule)
         evaluator.close()
         return [[r.seed for r in rs] for rs in results], schedule.fits, schedule.rounds
 
-    seeds, fits, rounds = generation(SerialEvaluator(1))
+    seeds, fits, rounds = generation(SerialEvaluator(SchedulePolicy(1, dispatch)))
     assert rounds > 1  # it raced
-    assert generation(RayEvaluator(1)) == (seeds, fits, rounds)
+    assert generation(RayEvaluator(policy=SchedulePolicy(1, dispatch))) == (seeds, fits, rounds)
 
 
 @pytest.mark.parametrize("backend", ["serial", "ray"])
