@@ -16,10 +16,9 @@ from __future__ import annotations
 import argparse
 import errno
 import math
-import re
 
 from engine.defaults import DEFAULT_CUTOFF
-from engine.depth import MAX_FIXED_DEPTH, DepthPolicy, parse_depth
+from engine.depth import DepthError, DepthPolicy, parse_depth
 from engine.echo import echo, shorten
 from engine.errors import BadInput
 from tuner.config import MAX_WORKERS, is_address
@@ -81,13 +80,11 @@ def trusted_families() -> argparse.ArgumentParser:
     return parent
 
 
-DEPTH_FORMS = "D, auto, auto:cap=N or nodes:N"
-
-
 def add_depth_option(parser: argparse.ArgumentParser, depth_help: str) -> None:
     """``--depth``: a fixed depth or a depth policy (``engine.depth``), read by
     ``check_depth``."""
-    parser.add_argument("--depth", metavar="POLICY", help=f"{depth_help}: {DEPTH_FORMS}")
+    parser.add_argument("--depth", metavar="POLICY",
+                        help=f"{depth_help}: D, auto, auto:cap=N or nodes:N")
 
 
 def check_depth(value: str | None) -> DepthPolicy | None:
@@ -96,11 +93,8 @@ def check_depth(value: str | None) -> DepthPolicy | None:
         return None
     try:
         return parse_depth(value)
-    except ValueError as err:
-        if re.fullmatch(r"\s*[-+]?[0-9]+\s*", value):
-            raise UsageError(f"--depth must be from 0 to {MAX_FIXED_DEPTH}, got {shorten(value)}") \
-                from None
-        raise UsageError(f"--depth: {shorten(str(err))} ({DEPTH_FORMS})") from None
+    except DepthError as err:
+        raise UsageError(f"--depth: {err}") from None
 
 
 def search_options(depth_help: str) -> argparse.ArgumentParser:

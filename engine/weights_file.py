@@ -41,7 +41,7 @@ import yaml
 from engine import yaml_text
 from engine.atomic import atomic_write
 from engine.baselines import baseline_names, baseline_path
-from engine.depth import MAX_FIXED_DEPTH, DepthPolicy, parse_depth, to_yaml
+from engine.depth import PLAYING, DepthError, DepthPolicy, parse_depth, to_yaml
 from engine.echo import echo, shorten
 from engine.errors import BadInput
 from engine.families import FamilyNotFound, UntrustedFamilyFile, UntrustedFamilyModule, get_family
@@ -50,7 +50,6 @@ from engine.families.registry import canonical_spec, relative_spec
 
 FORMAT_MARKER = "tune2048-weights"
 FORMAT_VERSIONS = (1, 2)  # 2: the depth may be a policy
-MAX_DEPTH = MAX_FIXED_DEPTH
 MAX_BYTES = 1 << 20  # a weights file is a few hundred bytes; more is not one (or /dev/zero)
 MAX_SPEC = 256  # characters of a family spec
 TOP_LEVEL_KEYS = ("format", "version", "family", "depth", "weights", "provenance")
@@ -204,12 +203,12 @@ def parse_weights(
         raise fail("family", str(err)) from None
     depth = document["depth"]
     if version == 1 and (isinstance(depth, bool) or not isinstance(depth, int)):
-        raise fail("depth", f"expected an integer from 0 to {MAX_DEPTH} (a depth policy needs "
-                            f"version 2), got {echo(depth)}")
+        raise fail("depth", f"expected an integer from 0 to {PLAYING.fixed} (a depth policy "
+                            f"needs version 2), got {echo(depth)}")
     try:
-        depth = parse_depth(depth, MAX_DEPTH)
-    except ValueError as err:
-        raise fail("depth", shorten(str(err))) from None
+        depth = parse_depth(depth)
+    except DepthError as err:
+        raise fail("depth", str(err)) from None
     weights = document["weights"]
     if not isinstance(weights, dict):
         raise fail("weights", f"expected a mapping of parameter names to numbers, got "

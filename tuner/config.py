@@ -30,7 +30,7 @@ import numpy as np
 import yaml
 
 from engine import finite, yaml_text
-from engine.depth import ByBoard, DepthPolicy, NodeBudget, parse_depth, to_yaml
+from engine.depth import FORMS, TUNING, DepthError, DepthPolicy, parse_depth, to_yaml
 from engine.echo import echo, shorten
 from engine.families import FamilyCodeError, FamilyNotFound, get_family
 from engine.families.registry import canonical_spec, family_names, relative_spec
@@ -42,10 +42,6 @@ from tuner.schedule import DISPATCHES
 from tuner.space import box_problem
 from tuner.strategies import STRATEGIES
 
-# A tuning run plays thousands of games: it searches at most 5 layers, or a policy of about
-# that cost at most (the board rule capped, a node budget of about a depth-5 move's positions).
-MAX_TUNING_DEPTH = 5
-MAX_TUNING_NODES = 20_000_000
 MAX_WORKERS = 4096  # Ray CPUs a command asks for
 ADDRESS_PATTERN = re.compile(r"^(auto|[A-Za-z0-9.-]+:\d{1,5})$")
 MAX_CONFIG_BYTES = 1 << 20  # a config is a few kilobytes; more is not one (or /dev/zero)
@@ -122,26 +118,17 @@ def integer_or_auto(**options) -> Read:
 
 
 def depth_policy(check: Checker, mapping: dict, name: str, path: str) -> DepthPolicy:
-    """``search.depth``: a fixed depth or a depth policy (``engine.depth``) that a tuning run
-    can afford (``MAX_TUNING_DEPTH``)."""
+    """``search.depth``: a depth policy (``engine.depth``) that a tuning run can afford
+    (``engine.depth.TUNING``)."""
     value = mapping.get(name)
-    where = f"{path}.{name}"
-    if value is None or isinstance(value, (int, float)):
-        return check.integer(mapping, name, path, low=0, high=MAX_TUNING_DEPTH)
-    try:
-        policy = parse_depth(value, MAX_TUNING_DEPTH)
-    except ValueError as err:
-        check.problem(where, shorten(str(err)))
+    if value is None:
+        check.problem(f"{path}.{name}", f"missing (expected {FORMS})")
         return 1
-    if isinstance(policy, ByBoard) and (policy.cap or 99) > MAX_TUNING_DEPTH:
-        check.problem(where, f"a tuning run needs the board rule capped at {MAX_TUNING_DEPTH} "
-                             f"or less (uncapped, a move late in a game searches up to 14 "
-                             f"layers: minutes), got {policy}: e.g. auto:cap={MAX_TUNING_DEPTH}")
-    if isinstance(policy, NodeBudget) and policy.nodes > MAX_TUNING_NODES:
-        check.problem(where, f"a tuning run's node budget is at most {MAX_TUNING_NODES:,} "
-                             f"positions a move (about a depth-{MAX_TUNING_DEPTH} move), got "
-                             f"{policy.nodes:,}")
-    return policy
+    try:
+        return parse_depth(value, TUNING)
+    except DepthError as err:
+        check.problem(f"{path}.{name}", str(err))
+        return 1
 
 
 def number(**options) -> Read:

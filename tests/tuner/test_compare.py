@@ -92,7 +92,7 @@ def test_compare_refuses_too_few_games_for_a_paired_test():
         (["--games", "10000000000"], "--games must be from 30 to 1,000,000, got 10000000000"),
         (["--workers", "0"], "--workers must be from 1 to 4,096, got 0"),
         (["--address", "localhost"], "--address must be 'auto' or HOST:PORT, got 'localhost'"),
-        (["--depth", "9"], "--depth must be from 0 to 8, got 9"),
+        (["--depth", "9"], "--depth: expected an integer from 0 to 8, got 9"),
         (["--save", ""], "--save needs a file name"),
     ],
 )

@@ -105,9 +105,8 @@ def test_noise_measures_at_the_depth_asked(tmp_path):
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["--depth", "auto:cap=1"], ("--depth: auto: cap 1 is below the floor 3 (D, auto, "
-                                    "auto:cap=N or nodes:N)")),
-        (["--depth", "12"], "--depth must be from 0 to 8, got 12"),
+        (["--depth", "auto:cap=1"], "--depth: auto: cap 1 is below the floor 3"),
+        (["--depth", "12"], "--depth: expected an integer from 0 to 8, got 12"),
         (["--generation-games", "1"],
          "--generation-games must be 0 (skip) or from 2 to 1,000,000, got 1"),
         (["--generation-games", "-3"],

@@ -141,10 +141,11 @@ def resolve(arg: str, tmp_path: Path) -> str:
         (["--workers", "0"], "--workers"),
         (["--workers", "5000"], "--workers must be from 1 to 4,096"),
         (["--address", "localhost"], "--address must be 'auto' or HOST:PORT, got 'localhost'"),
-        (["--depth", "9"], "--depth must be from 0 to 8, got 9"),
-        (["--depth", "-1"], "--depth must be from 0 to 8, got -1"),
-        (["--depth", "deep"], ("--depth: expected an integer depth, 'auto', 'auto:cap=N' or "
-                              "'nodes:N', got 'deep' (D, auto, auto:cap=N or nodes:N)")),
+        (["--depth", "9"], "--depth: expected an integer from 0 to 8, got 9"),
+        (["--depth=-1"], "--depth: expected an integer from 0 to 8, got -1"),
+        (["--depth", "deep"], ("--depth: expected an integer, auto, auto:cap=N (or floor=N, "
+                              "offset=N) or nodes:N, got 'deep'")),
+        (["--depth", "auto:cap=4,cap=5"], "--depth: auto: cap is given twice"),
         (["--depth", "auto:cap=2"], "--depth: auto: cap 2 is below the floor 3"),
         (["--depth", "nodes:0"], "--depth: nodes: expected an integer from 1 to"),
         (["--cutoff", "1.5"], "--cutoff"),
