@@ -21,6 +21,7 @@ from cli.options import (
     trusted_families,
 )
 from engine import finite
+from engine.depth import chosen_depth
 from engine.weights_file import read_weights
 from tuner.compare import MIN_GAMES, build_report, format_report, labels_for
 from tuner.config import RaySection
@@ -76,8 +77,8 @@ def handle(args: argparse.Namespace) -> int:
     labels = labels_for(args.weights)
     seeds = tuple(args.seed + i for i in range(args.games))
     jobs = [
-        Job(i, PlayerSpec(w.family, w.weights, w.depth if args.depth is None else args.depth,
-                          args.cutoff), seeds)
+        Job(i, PlayerSpec(w.family, w.weights, chosen_depth(args.depth, w.depth), args.cutoff),
+            seeds)
         for i, w in enumerate(loaded)
     ]
     saved = None if args.save is None else SavedGames(args.save, [job.spec for job in jobs],

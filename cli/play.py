@@ -29,6 +29,7 @@ from cli.options import (
 )
 from engine import finite
 from engine.board import parse_board_text
+from engine.depth import DepthPolicy, chosen_depth
 from engine.echo import shorten
 from engine.families import FamilyNotFound, get_family
 from engine.families.registry import canonical_spec
@@ -93,23 +94,26 @@ def check_args(args: argparse.Namespace) -> None:
 def build_spec(args: argparse.Namespace) -> PlayerSpec:
     """The player the arguments describe; raises bad input in one line naming the weights file
     (or the family) and, for weights whose heuristic is not finite, the weight to blame."""
+    family, weights, depth = _player(args)
+    from engine.solver import PlayerSpec  # the engine, once the input is known good
+
+    return PlayerSpec(family, weights, chosen_depth(args.depth, depth), args.cutoff)
+
+
+def _player(args: argparse.Namespace) -> tuple[str, dict[str, float], DepthPolicy]:
+    """The family, weights and depth of ``--weights``, or of ``--family``'s defaults at depth 1,
+    their heuristic checked finite."""
     if args.weights:
         loaded = read_weights(args.weights, args.family_file, family_modules=args.family_module)
-        depth = loaded.depth if args.depth is None else args.depth
         finite.check_weights_from(args.weights, loaded.family, loaded.weights)
-        from engine.solver import PlayerSpec  # the engine, once the input is known good
-
-        return PlayerSpec(loaded.family, loaded.weights, depth, args.cutoff)
+        return loaded.family, loaded.weights, loaded.depth
     spec = canonical_spec(args.family or "classic")
     try:
         family = get_family(spec)
     except FamilyNotFound as err:
         raise FamilyNotFound(f"--family: {err}") from None
     finite.check_weights_from(f"--family {args.family or 'classic'}", spec, family.defaults())
-    from engine.solver import PlayerSpec  # the engine, once the input is known good
-
-    return PlayerSpec(spec, family.defaults(), 1 if args.depth is None else args.depth,
-                      args.cutoff)
+    return spec, family.defaults(), 1
 
 
 def handle(args: argparse.Namespace) -> int:

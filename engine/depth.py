@@ -132,6 +132,13 @@ def parse_depth(value: object, limits: Limits = PLAYING) -> DepthPolicy:
     return policy
 
 
+def chosen_depth(given: DepthPolicy | str | None,
+                 recorded: DepthPolicy) -> DepthPolicy | str:
+    """The depth a player searches: ``given`` (``--depth``, ``Solver.from_file(depth=...)``)
+    where one is, else ``recorded``, the weights file's (what its weights were tuned at)."""
+    return recorded if given is None else given
+
+
 def policy_params(policy: DepthPolicy) -> tuple[int, int, int, int]:
     """The policy as the compiled search reads it: (kind, a, b, c)."""
     if isinstance(policy, ByBoard):

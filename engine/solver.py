@@ -18,7 +18,7 @@ import numpy as np
 from engine import finite, kernels
 from engine.board import Board, as_board
 from engine.defaults import DEFAULT_CUTOFF, MILESTONES
-from engine.depth import DepthError, DepthPolicy, parse_depth, policy_params, to_yaml
+from engine.depth import DepthError, DepthPolicy, chosen_depth, parse_depth, policy_params, to_yaml
 from engine.families import Family, HeuristicError, family_code, get_family
 from engine.families.guard import family_code_error
 from engine.families.registry import check_definition
@@ -148,7 +148,7 @@ class Solver:
         return cls(
             loaded.family,
             loaded.weights,
-            loaded.depth if depth is None else depth,
+            chosen_depth(depth, loaded.depth),
             cutoff,
             transposition,
         )

@@ -14,6 +14,7 @@ from engine.depth import (
     ByBoard,
     DepthError,
     NodeBudget,
+    chosen_depth,
     parse_depth,
     to_yaml,
 )
@@ -104,6 +105,12 @@ def test_a_policy_dearer_than_its_limits_allow_is_refused_by_the_one_rule(writte
     assert str(info.value) == message
     assert parse_depth("auto:cap=5", TUNING) == ByBoard(cap=5)
     assert parse_depth("nodes:20_000_000", TUNING) == NodeBudget(20_000_000)
+
+
+def test_the_weights_files_depth_is_searched_unless_one_is_given():
+    assert chosen_depth(None, ByBoard(cap=6)) == ByBoard(cap=6)
+    assert chosen_depth(0, ByBoard(cap=6)) == 0
+    assert chosen_depth("nodes:5000", 3) == "nodes:5000"
 
 
 def test_the_board_rule_deepens_with_distinct_tiles_between_its_floor_and_cap():
