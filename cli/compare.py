@@ -14,11 +14,11 @@ from cli.options import (
     check_cutoff,
     check_depth,
     check_int,
-    check_ray,
     check_seed_range,
     ray_options,
     search_options,
     trusted_families,
+    with_options,
 )
 from engine import finite
 from engine.depth import chosen_depth
@@ -61,7 +61,7 @@ def check_args(args: argparse.Namespace) -> None:
     check_seed_range(args.seed, args.games)
     if args.save == "":
         raise UsageError("--save needs a file name")
-    check_ray(args)
+    args.ray = with_options(RaySection.from_values("tune compare"), args)
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -112,8 +112,7 @@ def play(jobs: list, loaded: list, args: argparse.Namespace, on_results=None) ->
 
     from tuner.evaluation import evaluator_for
 
-    ray = RaySection.from_values("tune compare", workers=args.workers, address=args.address)
-    with evaluator_for(ray, [w.family for w in loaded]) as evaluator, \
+    with evaluator_for(args.ray, [w.family for w in loaded]) as evaluator, \
             tqdm(total=sum(len(job.seeds) for job in jobs), unit="game", file=sys.stderr,
                  disable=None, leave=False) as bar:
         return evaluator.play(jobs, bar.update, on_results)

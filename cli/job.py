@@ -16,28 +16,15 @@ import logging
 import shlex
 import sys
 
-from cli.options import ENVIRONMENT_ERRORS, check_ray
+from cli.options import ENVIRONMENT_ERRORS
 from engine.atomic import check_target
 from engine.errors import BadInput, Failure
 from engine.families.errors import FamilyCodeError
 from tuner import checkpoint as ckpt
 from tuner import interrupts
-from tuner.config import RunConfig, parse_config
 from tuner.errors import EvaluationError
 
 log = logging.getLogger("tuner")
-
-
-def with_cli_overrides(config: RunConfig, args: argparse.Namespace) -> RunConfig:
-    """--workers and --address override the config's ray section (they change no result)."""
-    check_ray(args)
-    changes = {name: getattr(args, name) for name in ("workers", "address")
-               if getattr(args, name) is not None}
-    if not changes:
-        return config
-    resolved = config.resolved()
-    resolved["ray"].update(changes)
-    return parse_config(resolved, f"{config.source} (with command-line options)", config.run_dir)
 
 
 def show_progress(args: argparse.Namespace) -> bool:

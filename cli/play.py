@@ -21,11 +21,11 @@ from cli.options import (
     check_cutoff,
     check_depth,
     check_int,
-    check_ray,
     check_seed_range,
     ray_options,
     search_options,
     trusted_families,
+    with_options,
 )
 from engine import finite
 from engine.board import parse_board_text
@@ -83,7 +83,7 @@ def check_args(args: argparse.Namespace) -> None:
     check_cutoff(args.cutoff)
     check_int("--games", args.games, 1, MAX_GAMES)
     check_seed_range(args.seed, args.games)
-    check_ray(args)
+    args.ray = with_options(RaySection.from_values("tune play"), args)
     if not (math.isfinite(args.delay) and 0.0 <= args.delay <= MAX_DELAY):
         raise UsageError(f"--delay must be from 0 to {MAX_DELAY:g} seconds, got {args.delay}")
     if args.board is not None and len(args.board) > MAX_BOARD_TEXT:
@@ -134,8 +134,7 @@ def handle(args: argparse.Namespace) -> int:
     with tqdm(total=len(seeds), unit="game", disable=len(seeds) < PROGRESS_MIN_GAMES or None,
               file=sys.stderr) as bar:
         started = time.perf_counter()
-        ray = RaySection.from_values("tune play", workers=args.workers, address=args.address)
-        with evaluator_for(ray, [spec.family], start_ray=False) as evaluator:
+        with evaluator_for(args.ray, [spec.family], start_ray=False) as evaluator:
             [results] = evaluator.play([Job(0, spec, tuple(seeds))], bar.update)
         wall = time.perf_counter() - started
     summary = summarize(results)

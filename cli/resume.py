@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 
 from cli import job
-from cli.options import ray_options
+from cli.options import ray_options, with_options
 from engine.echo import echo
 from engine.errors import BadInput
 from tuner import checkpoint as ckpt
@@ -64,7 +64,7 @@ def _resume(run_dir: Path, args: argparse.Namespace) -> int:
                 f"conditions and Ray settings may change ({', '.join(RESUMABLE_CHANGES)}); "
                 f"resume it with its own settings: tune resume {run_dir}")
         config = edited
-    config = job.with_cli_overrides(config, args)
+    config = with_options(config, args)
     checkpoint = _identity(run_dir / ckpt.CHECKPOINT_FILE)
     try:
         return _continue(config, run_dir, state, args)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 from cli import job
-from cli.options import ray_options
+from cli.options import ray_options, with_options
 from tuner import checkpoint as ckpt
 from tuner.config import RESUMABLE_CHANGES, changed_keys, load_config
 from tuner.errors import CheckpointError
@@ -31,7 +31,7 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    config = job.with_cli_overrides(load_config(args.config), args)
+    config = with_options(load_config(args.config), args)
     from tuner.run_dir import NewRun
 
     new_run = NewRun(config.run_dir, args.overwrite, _same_run(config))

@@ -231,14 +231,25 @@ class Section:
         return section
 
     @classmethod
-    def from_values(cls, source: str, **values) -> Section:
+    def from_values(cls, source: str, options: dict[str, str] | None = None,
+                    **values) -> Section:
         """The section with these values (None: left out) and every other key at its default,
-        checked as a config's would be: ``ConfigError`` names what is wrong, after ``source``."""
-        check = Checker(source)
+        checked as a config's would be: ``ConfigError`` names what is wrong, after ``source``
+        (or as ``options`` names a key path a command-line option gave)."""
+        check = Checker(source, options)
         section = cls.parse(check, {cls.NAME: {k: v for k, v in values.items() if v is not None}})
         if check.problems:
             raise ConfigError("\n".join(check.problems))
         return section
+
+    def with_values(self, values: dict[str, Any], options: dict[str, str]) -> Section:
+        """This section with ``values`` (by key path, ``ray.workers``; other sections' left out)
+        in place of its keys, checked as in a config; a problem names the option that gave the
+        value (``options``: key path to option)."""
+        prefix = f"{self.NAME}."
+        given = {path.removeprefix(prefix): value for path, value in values.items()
+                 if path.startswith(prefix)}
+        return self.from_values(self.NAME, options, **{**self.to_config(), **given})
 
     @classmethod
     def resumable_keys(cls) -> tuple[str, ...]:
@@ -433,6 +444,18 @@ class RunConfig:
         """This config with ``cmaes.popsize`` resolved (``auto``, once a run knows its CPUs)."""
         return replace(self, cmaes=replace(self.cmaes, popsize=popsize))
 
+    def with_values(self, values: dict[str, Any], options: dict[str, str]) -> RunConfig:
+        """This config with ``values`` (by key path, ``search.depth``) in place of its keys,
+        read again by every check of a config; a problem names the option that gave the value
+        (``options``: key path to option): ``ConfigError``."""
+        if not values:
+            return self
+        document = self.resolved()
+        for path, value in values.items():
+            section, _, name = path.partition(".")
+            document[section][name] = value
+        return parse_config(document, self.source, self.run_dir, options)
+
     def resolved(self) -> dict[str, Any]:
         """The complete config as a plain mapping, every default filled in."""
         params = {}
@@ -487,10 +510,11 @@ def read_document(path: str | os.PathLike) -> Any:
         raise ConfigError(f"{source}: YAML: invalid YAML ({shorten(str(err))})") from None
 
 
-def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".") -> RunConfig:
-    """Validate an already-parsed config mapping (``source`` names it in messages; a family
-    file is relative to ``base_dir``)."""
-    check = Checker(source)
+def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".",
+                 options: dict[str, str] | None = None) -> RunConfig:
+    """Validate an already-parsed config mapping (``source`` names it in messages, ``options``
+    a key path a command-line option gave; a family file is relative to ``base_dir``)."""
+    check = Checker(source, options)
     if not isinstance(document, dict):
         raise ConfigError(f"{source}: top level: expected a mapping of sections, got "
                           f"{'an empty file' if document is None else describe(document)}")

@@ -23,7 +23,7 @@ import statistics
 from dataclasses import dataclass
 
 from engine.stats import Z95, counted, readable
-from tuner.config import AUTO, RaySection, RunConfig
+from tuner.config import AUTO, RunConfig
 from tuner.errors import ConfigError
 from tuner.fitness import Fitness
 from tuner.seeds import noise_seeds
@@ -79,11 +79,11 @@ def games_for_correlation(spread: float, per_game_sd: float, correlation: float)
     return max(1, math.ceil(ratio * (per_game_sd / spread) ** 2))
 
 
-def measure(config: RunConfig, games: int, generation_games: int, ray: RaySection) -> Measured:
+def measure(config: RunConfig, games: int, generation_games: int) -> Measured:
     """The config's initial point over ``games`` games and, unless ``generation_games`` is 0,
     its first generation (the candidates the run would ask first, ``cmaes.popsize: auto``
-    resolved for the CPUs at hand) over ``generation_games`` games each; ``ConfigError`` when
-    the initial point's fitness is 0 (no relative noise)."""
+    resolved for the CPUs at hand) over ``generation_games`` games each, on the config's Ray;
+    ``ConfigError`` when the initial point's fitness is 0 (no relative noise)."""
     from engine.solver import PlayerSpec  # the engine, once the arguments are known good
     from tuner.evaluation import Job, evaluator_for
     from tuner.fitness import score_fitness
@@ -94,7 +94,7 @@ def measure(config: RunConfig, games: int, generation_games: int, ray: RaySectio
         return PlayerSpec(config.family, weights, config.search.depth, config.search.cutoff)
 
     space = SearchSpace(config)
-    with evaluator_for(ray, [config.family]) as evaluator:
+    with evaluator_for(config.ray, [config.family]) as evaluator:
         if config.cmaes.popsize == AUTO:
             config = config.with_popsize(popsize_for(config, evaluator.workers))
         jobs = [Job(0, spec_of(space.weights(space.initial())),

@@ -97,6 +97,27 @@ def test_a_section_from_values_fills_in_defaults_and_checks_as_a_config_does():
         RaySection.from_values("tune play", address="nowhere")
 
 
+def test_values_given_elsewhere_pass_the_configs_own_checks_and_name_their_option():
+    from engine.depth import ByBoard
+
+    config = load_config(QUICK)
+    options = {"ray.workers": "--workers", "search.depth": "--depth"}
+    changed = config.with_values({"ray.workers": 2, "search.depth": "auto:cap=4"}, options)
+    assert (changed.ray.workers, changed.search.depth) == (2, ByBoard(cap=4))
+    assert changed_keys(config.resolved(), changed.resolved()) == ["ray.workers", "search.depth"]
+    assert config.with_values({}, options) is config
+    with pytest.raises(ConfigError) as caught:
+        config.with_values({"ray.workers": 0, "search.depth": 6}, options)
+    assert str(caught.value).splitlines() == [
+        "--depth: expected an integer from 0 to 5 in a tuning run, got 6",
+        "--workers: expected an integer from 1 to 4096, got 0",
+    ]
+    ray = config.ray.with_values({"ray.workers": 3, "search.depth": 9}, options)
+    assert (ray.workers, ray.max_retries) == (3, config.ray.max_retries)  # search.depth: not its
+    with pytest.raises(ConfigError, match=r"^--workers: expected an integer from 1 to 4096"):
+        ray.with_values({"ray.workers": 5000}, options)
+
+
 def test_params_left_out_are_fixed_at_the_family_default():
     config = load_config(QUICK)  # tunes 3 classic weights, fixes lost_penalty, omits 3
     classic = get_family("classic")
