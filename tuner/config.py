@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import yaml
@@ -41,6 +41,9 @@ from tuner.fitness import FITNESSES
 from tuner.schedule import DISPATCHES
 from tuner.space import box_problem
 from tuner.strategies import STRATEGIES
+
+if TYPE_CHECKING:
+    from engine.solver import PlayerSpec
 
 MAX_WORKERS = 4096  # Ray CPUs a command asks for
 ADDRESS_PATTERN = re.compile(r"^(auto|[A-Za-z0-9.-]+:\d{1,5})$")
@@ -443,6 +446,14 @@ class RunConfig:
     def with_popsize(self, popsize: int) -> RunConfig:
         """This config with ``cmaes.popsize`` resolved (``auto``, once a run knows its CPUs)."""
         return replace(self, cmaes=replace(self.cmaes, popsize=popsize))
+
+    def player(self, weights: dict[str, float]) -> PlayerSpec:
+        """The player this config's run plays at ``weights``: its family, depth and cutoff."""
+        # a function-level import only to keep start-up fast: engine.solver loads numba, which
+        # reading a config never needs
+        from engine.solver import PlayerSpec
+
+        return PlayerSpec(self.family, weights, self.search.depth, self.search.cutoff)
 
     def with_values(self, values: dict[str, Any], options: dict[str, str]) -> RunConfig:
         """This config with ``values`` (by key path, ``search.depth``) in place of its keys,

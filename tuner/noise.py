@@ -84,25 +84,21 @@ def measure(config: RunConfig, games: int, generation_games: int) -> Measured:
     its first generation (the candidates the run would ask first, ``cmaes.popsize: auto``
     resolved for the CPUs at hand) over ``generation_games`` games each, on the config's Ray;
     ``ConfigError`` when the initial point's fitness is 0 (no relative noise)."""
-    from engine.solver import PlayerSpec  # the engine, once the arguments are known good
-    from tuner.evaluation import Job, evaluator_for
+    from tuner.evaluation import Job, evaluator_for  # the engine, once the config is known good
     from tuner.fitness import score_fitness
     from tuner.run import popsize_for
     from tuner.strategies import strategy_for
-
-    def spec_of(weights: dict[str, float]) -> PlayerSpec:
-        return PlayerSpec(config.family, weights, config.search.depth, config.search.cutoff)
 
     space = SearchSpace(config)
     with evaluator_for(config.ray, [config.family]) as evaluator:
         if config.cmaes.popsize == AUTO:
             config = config.with_popsize(popsize_for(config, evaluator.workers))
-        jobs = [Job(0, spec_of(space.weights(space.initial())),
+        jobs = [Job(0, config.player(space.weights(space.initial())),
                     tuple(noise_seeds(config.run.seed, games)))]
         if generation_games:
             seeds = tuple(noise_seeds(config.run.seed, generation_games))
             xs = strategy_for(config, space).ask()
-            jobs += [Job(i + 1, spec_of(space.weights(x)), seeds) for i, x in enumerate(xs)]
+            jobs += [Job(i + 1, config.player(space.weights(x)), seeds) for i, x in enumerate(xs)]
         results = evaluator.play(jobs)
     fitness = [score_fitness(r, config.evaluation.fitness, **config.evaluation.fitness_options)
                for r in results]

@@ -239,8 +239,7 @@ class TuningRun:
                 f"{finite.caused_by(family, vector, blamed)}")
 
     def spec(self, weights: dict[str, float]) -> PlayerSpec:
-        search = self.config.search
-        return PlayerSpec(self.config.family, weights, search.depth, search.cutoff)
+        return self.config.player(weights)
 
     def play(self, weight_sets: list[dict[str, float]], seeds: list[list[int]], bar: GameBar):
         """Play each weight set on its list of seeds, counting the games on ``bar``."""

@@ -118,6 +118,17 @@ def test_values_given_elsewhere_pass_the_configs_own_checks_and_name_their_optio
         ray.with_values({"ray.workers": 5000}, options)
 
 
+def test_a_configs_player_is_its_family_at_its_depth_and_cutoff():
+    from engine.depth import NodeBudget
+
+    config = load_config(QUICK).with_values({"search.depth": "nodes:5000"}, {})
+    space = SearchSpace(config)
+    weights = space.weights(space.initial())
+    player = config.player(weights)
+    assert (player.family, player.weights, player.depth, player.cutoff) == (
+        "classic", weights, NodeBudget(5000), config.search.cutoff)
+
+
 def test_params_left_out_are_fixed_at_the_family_default():
     config = load_config(QUICK)  # tunes 3 classic weights, fixes lost_penalty, omits 3
     classic = get_family("classic")
