@@ -19,7 +19,6 @@ import sys
 from cli.options import ENVIRONMENT_ERRORS
 from engine.atomic import check_target
 from engine.errors import BadInput, Failure
-from engine.families.errors import FamilyCodeError
 from tuner import checkpoint as ckpt
 from tuner import interrupts
 from tuner.errors import EvaluationError
@@ -73,6 +72,8 @@ def execute(run, args: argparse.Namespace, new_run=None) -> int:
             raise  # nothing was kept: bad input, exit status 2
         log.error("tune: error: stopped after generation %d (checkpointed): %s",
                   run.state.generation, err)
+        from engine.families.errors import FamilyCodeError  # here only to keep start-up fast
+
         if isinstance(err, FamilyCodeError):
             log.error("fix the family's code, then resume with:\n  tune resume %s", run.run_dir)
         return Failure.exit_code

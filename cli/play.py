@@ -27,12 +27,8 @@ from cli.options import (
     trusted_families,
     with_options,
 )
-from engine import finite
-from engine.board import parse_board_text
 from engine.depth import DepthPolicy, chosen_depth
 from engine.echo import shorten
-from engine.families import FamilyNotFound, get_family
-from engine.families.registry import canonical_spec
 from engine.weights_file import read_weights
 from tuner.config import RaySection
 
@@ -103,6 +99,11 @@ def build_spec(args: argparse.Namespace) -> PlayerSpec:
 def _player(args: argparse.Namespace) -> tuple[str, dict[str, float], DepthPolicy]:
     """The family, weights and depth of ``--weights``, or of ``--family``'s defaults at depth 1,
     their heuristic checked finite."""
+    # here only to keep start-up fast: the engine's families are numpy code
+    from engine import finite
+    from engine.families import FamilyNotFound, get_family
+    from engine.families.registry import canonical_spec
+
     if args.weights:
         loaded = read_weights(args.weights, args.family_file, family_modules=args.family_module)
         finite.check_weights_from(args.weights, loaded.family, loaded.weights)
@@ -118,6 +119,8 @@ def _player(args: argparse.Namespace) -> tuple[str, dict[str, float], DepthPolic
 
 def handle(args: argparse.Namespace) -> int:
     check_args(args)
+    from engine.board import parse_board_text  # here only to keep start-up fast (numpy)
+
     board = None if args.board is None else parse_board_text(args.board)
     spec = build_spec(args)
     from tqdm import tqdm

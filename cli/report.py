@@ -12,7 +12,6 @@ from tuner import checkpoint as ckpt
 from tuner import report
 from tuner.errors import CheckpointError
 from tuner.run_dir import RUN_FILES, Holds, holds
-from tuner.space import SearchSpace
 
 IN_RUN_DIR = object()  # --plot without a file: RUN_DIR/convergence.png
 
@@ -48,6 +47,8 @@ def handle(args: argparse.Namespace) -> int:
                 f"{plot}: cannot write: {plot.parent} holds results without a checkpoint (a "
                 f"shipped run), which are never rewritten; write the plot elsewhere: tune "
                 f"report {run_dir} --plot {report.PLOT_FILE}")
+    from tuner.space import SearchSpace  # here only to keep start-up fast (numpy)
+
     stored, config = report.read_run_config(run_dir)
     history = report.read_rows(run_dir / ckpt.HISTORY_FILE, report.HISTORY_COLUMNS, required=True)
     validation = report.read_rows(run_dir / ckpt.VALIDATION_FILE, report.VALIDATION_COLUMNS,

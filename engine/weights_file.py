@@ -44,9 +44,6 @@ from engine.baselines import baseline_names, baseline_path
 from engine.depth import PLAYING, DepthError, DepthPolicy, parse_depth, to_yaml
 from engine.echo import echo, shorten
 from engine.errors import BadInput
-from engine.families import FamilyNotFound, UntrustedFamilyFile, UntrustedFamilyModule, get_family
-from engine.families.guard import shown_path
-from engine.families.registry import canonical_spec, relative_spec
 
 FORMAT_MARKER = "tune2048-weights"
 FORMAT_VERSIONS = (1, 2)  # 2: the depth may be a policy
@@ -77,6 +74,8 @@ class WeightsFile:
 
     def to_yaml(self, directory: str | os.PathLike = ".") -> str:
         """The file's text, for a file in ``directory``; weights in the order given."""
+        from engine.families.registry import relative_spec  # here only to keep start-up fast
+
         document = {
             "format": FORMAT_MARKER,
             "version": 1 if isinstance(self.depth, int) else 2,
@@ -156,6 +155,17 @@ def parse_weights(
     Family files are relative to ``directory`` and imported if ``family_files`` allows it, a
     family module if ``family_modules`` does (True: any; see ``engine.families.get_family``).
     """
+
+    # here only to keep start-up fast: the families are numpy code, which the command line
+    # reading its arguments never needs
+    from engine.families import (
+        FamilyNotFound,
+        UntrustedFamilyFile,
+        UntrustedFamilyModule,
+        get_family,
+    )
+    from engine.families.guard import shown_path
+    from engine.families.registry import canonical_spec
 
     def fail(where: str, message: str) -> WeightsFileError:
         return WeightsFileError(f"{source}: {where}: {message}")

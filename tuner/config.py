@@ -13,6 +13,10 @@ key is one field; a check between keys goes in its section's ``cross_check``.
 ``family`` is a spec (``engine.families.get_family``): a built-in or registered name,
 ``module:Class``, or ``file.py:Class`` relative to the config's directory. Naming a family imports
 it: a config is as trusted as the code it names.
+
+Importing this module loads no numpy (the command line imports it to read its arguments), and
+reading a config neither pycma nor numba: the families, the fitnesses and the strategies, numpy
+code, are imported where a config is parsed, each import saying so.
 """
 
 from __future__ import annotations
@@ -26,21 +30,15 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import numpy as np
 import yaml
 
-from engine import finite, yaml_text
+from engine import yaml_text
 from engine.depth import FORMS, TUNING, DepthError, DepthPolicy, parse_depth, to_yaml
 from engine.echo import echo, shorten
-from engine.families import FamilyCodeError, FamilyNotFound, get_family
-from engine.families.registry import canonical_spec, family_names, relative_spec
 from tuner.budget import AdaptiveGames, Budget, FixedGames
 from tuner.checker import Checker, describe
 from tuner.errors import ConfigError
-from tuner.fitness import FITNESSES
 from tuner.schedule import DISPATCHES
-from tuner.space import box_problem
-from tuner.strategies import STRATEGIES
 
 if TYPE_CHECKING:
     from engine.solver import PlayerSpec
@@ -69,7 +67,6 @@ MAX_GAMES_AT_ONCE = 1_000_000
 MIN_SIGMA0 = 1e-6
 MAX_NAME_BYTES = 255  # a folder name, on the usual file systems (NAME_MAX)
 MAX_SPEC = 256  # characters of a family spec
-FITNESS_KINDS = tuple(FITNESSES)
 ADAPTIVE_KEYS = ("min", "max", "batch", "confidence", "tolerance")
 MIN_ADAPTIVE_GAMES = 2  # a standard error needs two games
 SCALES = ("linear", "log")
@@ -179,6 +176,13 @@ def _read_games(check: Checker, mapping: dict, name: str, path: str) -> Budget |
     return AdaptiveGames(least, most, batch, confidence, tolerance)
 
 
+def _read_fitness(check: Checker, mapping: dict, name: str, path: str) -> str:
+    """``evaluation.fitness``: the name of one of ``tuner.fitness.FITNESSES``."""
+    from tuner.fitness import FITNESSES  # here only to keep start-up fast (numpy)
+
+    return check.choice(mapping, name, path, tuple(FITNESSES), "mean_score")
+
+
 def _read_output_dir(check: Checker, mapping: dict, name: str, path: str) -> str | None:
     """``run.output_dir``: a path whose every folder name a file system can hold, so that the run
     directory is not refused by the operating system once the run has started."""
@@ -283,7 +287,7 @@ class SearchSection(Section):
 class EvaluationSection(Section):
     NAME = "evaluation"
     games: Budget = key(_read_games)  # noqa: RUF009 - key() makes a dataclasses.field
-    fitness: str = key(choice(FITNESS_KINDS, "mean_score"))
+    fitness: str = key(_read_fitness)
     tile: int = key(integer(default=2048, low=4, high=32768))
     quantile: float = key(number(default=0.25, low=0.0, high=1.0, open_low=True,
                                  open_high=True))
@@ -296,6 +300,8 @@ class EvaluationSection(Section):
     @property
     def fitness_options(self) -> dict[str, Any]:
         """The keys the chosen fitness reads, as keyword arguments."""
+        from tuner.fitness import FITNESSES  # here only to keep start-up fast (numpy)
+
         return {name: getattr(self, name) for name in FITNESSES[self.fitness].params}
 
 
@@ -356,6 +362,8 @@ class StrategySection:
     @classmethod
     def parse(cls, check: Checker, document: dict,
               evaluation: EvaluationSection) -> StrategySection | None:
+        from tuner.strategies import STRATEGIES  # here only to keep start-up fast (numpy)
+
         games = evaluation.games
         derived = "racing" if isinstance(games, AdaptiveGames) else "fixed"
         raw = document.get(cls.NAME)
@@ -382,6 +390,8 @@ class StrategySection:
 
     @property
     def kind(self):
+        from tuner.strategies import STRATEGIES  # here only to keep start-up fast (numpy)
+
         return STRATEGIES[self.name]
 
     def cross_check(self, check: Checker, sections: dict) -> None:
@@ -469,6 +479,8 @@ class RunConfig:
 
     def resolved(self) -> dict[str, Any]:
         """The complete config as a plain mapping, every default filled in."""
+        from engine.families.registry import relative_spec  # here only to keep start-up fast
+
         params = {}
         for p in self.params:
             if p.tuned:
@@ -546,6 +558,8 @@ def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".",
         _check_games_at_once(check, params, sections, strategy)
     if check.problems:
         raise ConfigError("\n".join(check.problems))
+    from engine.families.registry import canonical_spec  # here only to keep start-up fast
+
     return RunConfig(source=source, family=canonical_spec(family_spec, base_dir), params=params,
                      run=run, strategy=strategy, **sections)
 
@@ -595,6 +609,10 @@ def _check_validation_at_once(check: Checker, validation) -> None:
 
 def _parse_family(check: Checker, spec: Any, base_dir: str | os.PathLike):
     """The family a config names, or None after reporting why there is none."""
+    # here only to keep start-up fast: the built-in families are numpy code
+    from engine.families import FamilyNotFound, get_family
+    from engine.families.registry import family_names
+
     if isinstance(spec, str) and spec and len(spec) <= MAX_SPEC:
         try:
             return get_family(spec, base_dir)
@@ -612,6 +630,8 @@ def _parse_family(check: Checker, spec: Any, base_dir: str | os.PathLike):
 
 def _parse_params(check: Checker, raw: Any, family) -> tuple[ParamSpec, ...]:
     """Each family parameter: tuned ({init, low, high, scale}) or fixed (a number or {fixed})."""
+    from tuner.space import box_problem  # here only to keep start-up fast (numpy)
+
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
@@ -670,6 +690,12 @@ def _check_heuristic(check: Checker, family, specs: list[ParamSpec]) -> None:
     (one tuned parameter at its low or high, the others at their initial values): 2d + 1
     points, numpy only (``engine.finite``). Weights the search cannot use would otherwise fail
     inside Ray, after compute has started."""
+    # here only to keep start-up fast: numpy, which the check itself needs
+    import numpy as np
+
+    from engine import finite
+    from engine.families import FamilyCodeError
+
     init = np.array([p.init for p in specs], dtype=np.float64)
     try:
         found = finite.diagnose(family, init)

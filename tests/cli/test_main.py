@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from cli import resume, run
 from cli.main import build_parser, main, parse
 from cli.options import UsageError
 from engine.errors import BadInput, Failure, Tune2048Error
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_short_form_is_tune_run_with_the_same_options():
@@ -114,11 +121,42 @@ def imported_modules(path) -> set[str]:
 
 
 def test_the_library_reads_no_command_line_and_the_engine_knows_no_ray():
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
-    for path in [*root.glob("engine/**/*.py"), *root.glob("tuner/*.py")]:
+    for path in [*ROOT.glob("engine/**/*.py"), *ROOT.glob("tuner/*.py")]:
         names = imported_modules(path)
         assert not names & {"argparse", "cli"}, path
-        if path.is_relative_to(root / "engine"):
+        if path.is_relative_to(ROOT / "engine"):
             assert "ray" not in names and "tuner" not in names, path
+
+
+# ---- start-up: the command line and a config's check load no heavy library ---------------------
+HEAVY = ("numpy", "cma", "numba", "ray")
+SUBCOMMAND_MODULES = ("cli.compare", "cli.export", "cli.families", "cli.job", "cli.noise",
+                      "cli.options", "cli.play", "cli.report", "cli.resume", "cli.run", "cli.stop")
+
+
+def loaded_after(code: str) -> dict[str, bool]:
+    """Which of ``HEAVY`` and ``SUBCOMMAND_MODULES`` a fresh Python has loaded after ``code``."""
+    names = [*HEAVY, *SUBCOMMAND_MODULES]
+    report = f"import json, sys; print(json.dumps({{m: m in sys.modules for m in {names!r}}}))"
+    done = subprocess.run([sys.executable, "-c", f"{code}\n{report}"], capture_output=True,
+                          text=True, check=True, cwd=ROOT)
+    return json.loads(done.stdout)
+
+
+def test_the_command_line_loads_neither_numpy_nor_pycma_nor_numba_to_refuse_an_argument():
+    loaded = loaded_after("import cli.main")
+    assert all(loaded[module] for module in SUBCOMMAND_MODULES)  # cli.main imports them all
+    assert not any(loaded[name] for name in HEAVY), loaded
+    # reading the arguments builds every subcommand's parser: a refusal loads none of them
+    loaded = loaded_after("from cli.main import main\nassert main(['play', '--games', '0']) == 2")
+    assert not any(loaded[name] for name in HEAVY), loaded
+
+
+def test_checking_a_config_loads_neither_pycma_nor_numba():
+    configs = sorted(str(path) for path in (ROOT / "configs").glob("*.yaml"))
+    assert len(configs) >= 10
+    loaded = loaded_after(f"from tuner.config import load_config\nfor path in {configs!r}:\n"
+                          "    load_config(path)")
+    # numpy it does load: the check computes each family's heuristic, numpy code, at the corners
+    # of the box (tuner.config._check_heuristic)
+    assert {name for name in HEAVY if loaded[name]} == {"numpy"}
