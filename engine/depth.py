@@ -9,17 +9,18 @@ function of its seed on every machine.
 
 ``parse_depth`` is the one reader of a policy, wherever one is written (a config's
 ``search.depth``, a weights file's ``depth``, every command's ``--depth``, ``Solver(depth=...)``);
-docs/rules.md, "Depth policies", says the same for people. The text form::
+docs/rules.md ("How a policy is written, and how dear it may be") says the same for people. The
+text form, spaces around the text and around its parts ignored::
 
     POLICY  := INTEGER | auto | auto:SETTING,SETTING,... | nodes:INTEGER
     SETTING := floor=INTEGER | offset=INTEGER | cap=INTEGER      (each key at most once)
     INTEGER := ASCII digits, a sign allowed, digits grouped by single underscores (200_000)
 
-spaces around the text and its parts aside. YAML also takes ``{auto: null}``, ``{auto: {floor:
-3, cap: 6}}`` and ``{nodes: 200000}``. Where a policy is read says how dear it may be
-(``Limits``): playing allows any policy and a fixed depth to 8; a tuning run, which plays
-thousands of games, at most the cost of a depth-5 search (``TUNING``). Every refusal is a
-``DepthError`` of one line in our words, whatever was written.
+YAML also takes ``{auto: null}``, ``{auto: {floor: 3, cap: 6}}`` and ``{nodes: 200000}``.
+Where a policy is read says how dear it may be (``Limits``): playing allows any policy and a
+fixed depth to 8; a tuning run, which plays thousands of games, at most the cost of a depth-5
+search (``TUNING``). Every refusal is a ``DepthError`` of one line in our words, whatever was
+written.
 """
 
 from __future__ import annotations
