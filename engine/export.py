@@ -19,13 +19,8 @@ import os
 import re
 from pathlib import Path
 
-import numpy as np
-
 from engine.atomic import UnwritableTarget, atomic_write_all, check_target
 from engine.errors import BadInput
-from engine.families import family_code, get_family
-from engine.families.classic import CLASSIC
-from engine.heuristic import COMBINER_FLOOR, BoardTerm
 from engine.weights_file import WeightsFile
 
 FORMATS = ("c", "json", "tables")
@@ -95,6 +90,11 @@ def c_source(loaded: WeightsFile, source: str | os.PathLike) -> str:
     Each literal is Python's shortest round-trip decimal, which a C compiler reads back as the
     identical double, so C code built from them reproduces our tables.
     """
+    # here only to keep start-up fast: the families are numpy code, which tune export's
+    # arguments need not load to be checked
+    from engine.families import get_family
+    from engine.families.classic import CLASSIC
+
     family = get_family(loaded.family)
     name = family.name or loaded.family
     origin = f"family {name}" + ("" if name == loaded.family else f" ({loaded.family})")
@@ -123,6 +123,8 @@ def json_text(loaded: WeightsFile) -> str:
 
 def _header(loaded: WeightsFile, marker: str) -> dict:
     """What both exported documents begin with: their marker, then the weights file's content."""
+    from engine.families import get_family  # here only to keep start-up fast (numpy)
+
     return {
         "format": marker,
         "version": EXPORT_VERSION,
@@ -172,6 +174,10 @@ def write_tables(loaded: WeightsFile, directory: str | os.PathLike,
     not write are removed); any other non-empty directory is refused unless ``overwrite``, and
     then nothing is removed. Each file is written atomically, the manifest after its tables.
     """
+    import numpy as np  # here, as the families, only to keep start-up fast
+
+    from engine.families import family_code, get_family
+    from engine.heuristic import COMBINER_FLOOR
     from engine.workspace import FLOOR_FRACTION, FLOOR_MIN, check  # imports the compiled engine
 
     family = get_family(loaded.family)
@@ -228,6 +234,8 @@ def write_tables(loaded: WeightsFile, directory: str | os.PathLike,
 
 
 def _term_entry(term, file_of) -> dict:
+    from engine.heuristic import BoardTerm  # here only to keep start-up fast (numpy)
+
     if isinstance(term, BoardTerm):
         return {"kind": "board_term", "name": term.name, "weight": float(term.weight),
                 "values": [float(v) for v in term.rank_values()]}

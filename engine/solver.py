@@ -18,7 +18,7 @@ import numpy as np
 from engine import finite, kernels
 from engine.board import Board, as_board
 from engine.defaults import DEFAULT_CUTOFF, MILESTONES
-from engine.depth import DepthPolicy, parse_depth, policy_params, to_yaml
+from engine.depth import DepthError, DepthPolicy, chosen_depth, parse_depth, policy_params, to_yaml
 from engine.families import Family, HeuristicError, family_code, get_family
 from engine.families.guard import family_code_error
 from engine.families.registry import check_definition
@@ -97,8 +97,8 @@ class Solver:
             vector = self.family.vector(dict(zip(self.family.param_names, weights, strict=True)))
         try:
             policy = parse_depth(depth)
-        except ValueError as err:
-            raise ValueError(f"depth: {err}") from None
+        except DepthError as err:
+            raise DepthError(f"depth: {err}") from None
         if not 0.0 <= cutoff < 1.0:
             raise ValueError(f"cutoff must be in [0, 1), got {cutoff!r}")
         self.weights = self.family.named(vector)
@@ -148,7 +148,7 @@ class Solver:
         return cls(
             loaded.family,
             loaded.weights,
-            loaded.depth if depth is None else depth,
+            chosen_depth(depth, loaded.depth),
             cutoff,
             transposition,
         )

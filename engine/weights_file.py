@@ -41,16 +41,12 @@ import yaml
 from engine import yaml_text
 from engine.atomic import atomic_write
 from engine.baselines import baseline_names, baseline_path
-from engine.depth import MAX_FIXED_DEPTH, DepthPolicy, parse_depth, to_yaml
+from engine.depth import PLAYING, DepthError, DepthPolicy, parse_depth, to_yaml
 from engine.echo import echo, shorten
 from engine.errors import BadInput
-from engine.families import FamilyNotFound, UntrustedFamilyFile, UntrustedFamilyModule, get_family
-from engine.families.guard import shown_path
-from engine.families.registry import canonical_spec, relative_spec
 
 FORMAT_MARKER = "tune2048-weights"
 FORMAT_VERSIONS = (1, 2)  # 2: the depth may be a policy
-MAX_DEPTH = MAX_FIXED_DEPTH
 MAX_BYTES = 1 << 20  # a weights file is a few hundred bytes; more is not one (or /dev/zero)
 MAX_SPEC = 256  # characters of a family spec
 TOP_LEVEL_KEYS = ("format", "version", "family", "depth", "weights", "provenance")
@@ -78,6 +74,8 @@ class WeightsFile:
 
     def to_yaml(self, directory: str | os.PathLike = ".") -> str:
         """The file's text, for a file in ``directory``; weights in the order given."""
+        from engine.families.registry import relative_spec  # here only to keep start-up fast
+
         document = {
             "format": FORMAT_MARKER,
             "version": 1 if isinstance(self.depth, int) else 2,
@@ -158,6 +156,17 @@ def parse_weights(
     family module if ``family_modules`` does (True: any; see ``engine.families.get_family``).
     """
 
+    # here only to keep start-up fast: the families are numpy code, which the command line
+    # reading its arguments never needs
+    from engine.families import (
+        FamilyNotFound,
+        UntrustedFamilyFile,
+        UntrustedFamilyModule,
+        get_family,
+    )
+    from engine.families.guard import shown_path
+    from engine.families.registry import canonical_spec
+
     def fail(where: str, message: str) -> WeightsFileError:
         return WeightsFileError(f"{source}: {where}: {message}")
 
@@ -204,12 +213,12 @@ def parse_weights(
         raise fail("family", str(err)) from None
     depth = document["depth"]
     if version == 1 and (isinstance(depth, bool) or not isinstance(depth, int)):
-        raise fail("depth", f"expected an integer from 0 to {MAX_DEPTH} (a depth policy needs "
-                            f"version 2), got {echo(depth)}")
+        raise fail("depth", f"expected an integer from 0 to {PLAYING.fixed} (a depth policy "
+                            f"needs version 2), got {echo(depth)}")
     try:
-        depth = parse_depth(depth, MAX_DEPTH)
-    except ValueError as err:
-        raise fail("depth", shorten(str(err))) from None
+        depth = parse_depth(depth)
+    except DepthError as err:
+        raise fail("depth", str(err)) from None
     weights = document["weights"]
     if not isinstance(weights, dict):
         raise fail("weights", f"expected a mapping of parameter names to numbers, got "

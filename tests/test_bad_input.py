@@ -8,7 +8,9 @@ runs`` would show up there if the run got as far as creating its directory.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,7 +20,10 @@ import pytest
 import yaml
 from conftest import EXIT_RAY_GUARD, run_tune
 
+from engine.weights_file import WeightsFileError, parse_weights
+from tuner.cli.main import main
 from tuner.config import load_config
+from tuner.errors import ConfigError
 from tuner.loop.run import TuningRun
 from tuner.store.checkpoint import save_state
 
@@ -289,3 +294,95 @@ def test_a_weights_file_naming_a_family_file_runs_nothing_unless_the_file_is_nam
     assert line.startswith(f"{PREFIX}w.yaml: family: ")
     assert line.endswith("add --family-file families/marker_family.py")
     assert snapshot(tmp_path) == before  # the family file's code did not run
+
+
+# ---- a depth: one grammar wherever one is written ----------------------------------------------
+# Hostile depths, each refused in one line wherever a depth is read: a config's search.depth, a
+# weights file's depth (version 2, which takes policies), tune play's --depth (the grammar alone)
+# and tune noise's (through the config's checks). DEPTH_TEXT: what a command line can give, and a
+# file as a string; DEPTH_YAML: a file's YAML as written (a key twice only a file can hold).
+DEPTH_TEXT = {
+    "empty": "", "spaces": "   ", "tab and newline": "\t\n", "plus": "+", "minus": "-",
+    "negative": "-1", "two signs": "+-3", "space inside": "3 3", "exponent": "1e3",
+    "decimal": "3.0", "hex": "0x3", "arabic-indic digit": "٣", "fullwidth digit": "３",
+    "superscript": "³", "5000 digits": "9" * 5000, "zeros then 9": "0" * 5000 + "9",
+    "nul": "3\x00", "word": "deep", "long word": "deep" * 1000, "AUTO": "AUTO",
+    "auto space": "auto cap=4", "auto colon alone": "auto:", "auto comma": "auto:,",
+    "auto no value": "auto:cap", "auto empty value": "auto:cap=", "auto no key": "auto:=4",
+    "auto key twice": "auto:cap=4,cap=4", "auto key twice differing": "auto:cap=4,cap=5",
+    "auto floor twice": "auto:floor=2,offset=2,floor=3", "auto unknown key": "auto:depth=4",
+    "auto semicolon": "auto:cap=4;floor=2", "auto colon": "auto:cap:4",
+    "auto double equals": "auto:cap==4", "auto trailing comma": "auto:cap=4,",
+    "auto 5000 digits": "auto:cap=" + "9" * 5000, "auto float": "auto:cap=4.0",
+    "auto negative": "auto:cap=-4", "auto unicode digit": "auto:cap=٤",
+    "auto below floor": "auto:cap=2", "nodes bare": "nodes", "nodes colon": "nodes:",
+    "nodes underscore": "nodes:_", "nodes double underscore": "nodes:1__0",
+    "nodes leading underscore": "nodes:_1", "nodes zero": "nodes:0", "nodes negative": "nodes:-5",
+    "nodes exponent": "nodes:1e6", "nodes two": "nodes:5,6", "nodes 5000 digits":
+    "nodes:" + "9" * 5000, "nodes unicode digits": "nodes:١٠٠", "nodes equals": "nodes=5",
+    "yaml as text": "{nodes: 5}", "null word": "null", "None word": "None", "true word": "true",
+    "colon": ":", "nine": "9",
+}
+DEPTH_YAML = {
+    "null": "null", "true": "true", "false": "false", "float": "2.5", "integral float": "3.0",
+    "nan": ".nan", "inf": ".inf", "negative": "-1", "nine": "9", "30 digits": "1" * 30,
+    "5000 digits": "9" * 5000, "list": "[]", "list of an int": "[3]", "empty mapping": "{}",
+    "auto int": "{auto: 3}", "auto text": "{auto: 'cap=4'}", "auto list": "{auto: []}",
+    "auto float cap": "{auto: {cap: 4.0}}", "auto bool cap": "{auto: {cap: true}}",
+    "auto text cap": "{auto: {cap: '4'}}", "auto unknown key": "{auto: {depth: 4}}",
+    "auto null floor": "{auto: {floor: null}}", "auto key twice": "{auto: {cap: 4, cap: 5}}",
+    "auto twice": "{auto: null, auto: null}", "nodes null": "{nodes: null}",
+    "nodes text": "{nodes: '5'}", "nodes float": "{nodes: 5.0}", "nodes bool": "{nodes: true}",
+    "nodes zero": "{nodes: 0}", "nodes 30 digits": "{nodes: " + "9" * 30 + "}",
+    "nodes mapping": "{nodes: {n: 5}}", "nodes twice": "{nodes: 5, nodes: 6}",
+    "two keys": "{auto: null, nodes: 5}", "AUTO key": "{AUTO: null}", "int key": "{3: 4}",
+    "null key": "{null: null}",
+}
+# every hostile depth as a file writes it: a text as a double-quoted YAML string
+DEPTH_IN_FILES = {**{f"text {k}": json.dumps(v) for k, v in DEPTH_TEXT.items()},
+                  **{f"yaml {k}": v for k, v in DEPTH_YAML.items()}}
+
+
+# how the depth grammar's refusals begin (Python's own words, "invalid literal for int()" or
+# "Exceeds the limit (4300 digits)", are not ours)
+DEPTH_WORDS = re.compile(r"(auto: (\w+: )?|nodes: )?(expected |missing |unknown setting |\w+ is "
+                         r"given twice|cap \d+ is below the floor)")
+
+
+def assert_depth_refused(message: str, start: str, place: str) -> None:
+    """One line, beginning ``start``, that says at ``place`` what is wrong in our words (or the
+    YAML reader's one line: a key twice, an integer of 5,000 digits)."""
+    assert "\n" not in message and "Traceback" not in message, message
+    assert message.startswith(start) and len(message) <= MAX_LINE, message
+    if "invalid YAML" not in message:
+        assert DEPTH_WORDS.match(message.partition(place)[2]), message
+
+
+@pytest.mark.parametrize("written", DEPTH_IN_FILES.values(), ids=DEPTH_IN_FILES.keys())
+def test_a_hostile_depth_in_a_config_is_one_line(written, tmp_path):
+    path = tmp_path / "config.yaml"
+    text = QUICK.read_text(encoding="utf-8")
+    path.write_text(text.replace("  depth: 1\n", f"  depth: {written}\n"), encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert_depth_refused(str(caught.value), f"{path}: ", "search.depth: ")
+
+
+@pytest.mark.parametrize("written", DEPTH_IN_FILES.values(), ids=DEPTH_IN_FILES.keys())
+def test_a_hostile_depth_in_a_weights_file_is_one_line(written):
+    text = GOOD_FILES["{weights}"].read_text(encoding="utf-8")
+    assert "version: 1\n" in text and "depth: 2\n" in text
+    text = text.replace("version: 1\n", "version: 2\n").replace("depth: 2\n", f"depth: {written}\n")
+    with pytest.raises(WeightsFileError) as caught:
+        parse_weights(text, "w.yaml")
+    assert_depth_refused(str(caught.value), "w.yaml: ", "w.yaml: depth: ")
+
+
+@pytest.mark.parametrize("command", [["play", "--games", "1"], ["noise", "--config", str(QUICK)]],
+                         ids=["play", "noise"])
+@pytest.mark.parametrize("written", DEPTH_TEXT.values(), ids=DEPTH_TEXT.keys())
+def test_a_hostile_depth_on_the_command_line_is_one_line(written, command, capsys):
+    assert main([*command, f"--depth={written}"]) == EXIT_BAD_INPUT
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert_depth_refused(captured.err.removesuffix("\n"), f"{PREFIX}--depth: ", "--depth: ")

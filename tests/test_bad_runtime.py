@@ -583,7 +583,7 @@ def test_a_value_that_would_fail_later_is_refused_before_anything_is_written(
 @pytest.mark.parametrize(("args", "expected"), [
     (["play", "--games", "2", "--seed", str(2**64)], "--seed must be from 0 to 2**64 - GAMES"),
     (["play", "--games", "2", "--seed", str(2**64 - 1)], "--seed must be from 0 to 2**64 - GAMES"),
-    (["play", "--games", "1", "--depth", "9"], "--depth must be from 0 to 8, got 9"),
+    (["play", "--games", "1", "--depth", "9"], "--depth: expected an integer from 0 to 8, got 9"),
     (["play", "--games", str(10**7)], "--games must be from 1 to 1,000,000"),
     (["compare", "w.yaml", "w.yaml", "--seed", "-1"], "--seed must be from 0"),
     (["family", "check", "classic", "--seed", "-1"], "--seed must be from 0 to"),

@@ -113,17 +113,33 @@ def test_the_project_installs_two_top_level_packages():
 
 def test_an_import_inside_a_function_says_why():
     """Imports belong at the top of a module; one inside a function is there to keep start-up
-    fast or an optional dependency optional, and its comment (on its line or the line before)
-    says which."""
+    fast or an optional dependency optional, and a comment says which: on the line before the
+    imports that stand together, or on one of theirs."""
     silent = []
     for path in [*ROOT.glob("engine/**/*.py"), *ROOT.glob("tuner/**/*.py")]:
         lines = path.read_text(encoding="utf-8").splitlines()
         for function in ast.walk(ast.parse("\n".join(lines))):
             if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
-            for node in ast.walk(function):
-                if isinstance(node, (ast.Import, ast.ImportFrom)):
-                    line, before = lines[node.lineno - 1], lines[node.lineno - 2]
-                    if "#" not in line and not before.strip().startswith("#"):
-                        silent.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+            for block in import_blocks(function):
+                said = lines[block[0].lineno - 2: block[-1].end_lineno]
+                if not any("#" in line for line in said):
+                    silent.append(f"{path.relative_to(ROOT)}:{block[0].lineno}")
     assert silent == []
+
+
+def import_blocks(function: ast.AST) -> list[list[ast.stmt]]:
+    """The runs of import statements that follow each other in ``function``'s bodies."""
+    blocks = []
+    for node in ast.walk(function):
+        for body in (getattr(node, name, None) for name in ("body", "orelse", "finalbody")):
+            if not isinstance(body, list):
+                continue
+            run: list[ast.stmt] = []
+            for statement in [*body, None]:
+                if isinstance(statement, (ast.Import, ast.ImportFrom)):
+                    run.append(statement)
+                elif run:
+                    blocks.append(run)
+                    run = []
+    return blocks

@@ -16,8 +16,10 @@ from engine.echo import echo, shorten
 class Checker:
     """Reads typed values out of nested mappings, collecting problems with their key paths."""
 
-    def __init__(self, source: str):
+    def __init__(self, source: str, options: dict[str, str] | None = None):
         self.source = source
+        # key paths whose value a command-line option gave: a problem names the option
+        self.options = options or {}
         self.problems: list[str] = []
         self.bad_sections: set[str] = set()  # reported as missing or not a mapping
 
@@ -25,7 +27,8 @@ class Checker:
         section, _, key = path.partition(".")
         if key and section in self.bad_sections:
             return  # one line for the section, not one more for each of its keys
-        self.problems.append(f"{self.source}: {path}: {message}")
+        where = self.options.get(path) or f"{self.source}: {path}"
+        self.problems.append(f"{where}: {message}")
 
     def section(self, doc: dict, key: str, allowed: tuple[str, ...], required: bool = True) -> dict:
         value = doc.get(key)

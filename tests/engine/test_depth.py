@@ -8,7 +8,16 @@ import random
 import pytest
 
 from engine.board import Board
-from engine.depth import ByBoard, NodeBudget, parse_depth, to_yaml
+from engine.depth import (
+    FORMS,
+    TUNING,
+    ByBoard,
+    DepthError,
+    NodeBudget,
+    chosen_depth,
+    parse_depth,
+    to_yaml,
+)
 from engine.rules import SpawnStream, apply_move, new_game
 from engine.solver import Solver
 
@@ -25,6 +34,10 @@ from engine.solver import Solver
         ({"auto": {"cap": 6, "floor": 4}}, ByBoard(floor=4, cap=6)),
         ("nodes:200000", NodeBudget(200_000)),
         ("nodes:200_000", NodeBudget(200_000)),
+        (" nodes : 2_000 ", NodeBudget(2000)),
+        (" auto : cap = 6 , floor = 2 ", ByBoard(floor=2, cap=6)),
+        ("+3", 3),
+        ("0003", 3),
         ({"nodes": 5000}, NodeBudget(5000)),
         (ByBoard(cap=4), ByBoard(cap=4)),
     ],
@@ -39,15 +52,26 @@ def test_every_written_form_reads_as_its_policy_and_writes_back(written, policy)
     [
         (9, "expected an integer from 0 to 8, got 9"),
         (-1, "expected an integer from 0 to 8, got -1"),
-        (True, "expected an integer depth, 'auto' or {nodes: N}, got True"),
-        (2.5, "expected an integer depth, 'auto' or {nodes: N}, got 2.5"),
-        ("deep", "expected an integer depth, 'auto', 'auto:cap=N' or 'nodes:N', got 'deep'"),
+        ("-1", "expected an integer from 0 to 8, got -1"),
+        pytest.param("9" * 5000, "expected an integer from 0 to 8, got an integer of 5,000 digits",
+                     id="text of 5000 digits"),
+        pytest.param(10**5000, "expected an integer from 0 to 8, got an integer of 5,001 digits",
+                     id="int of 5001 digits"),
+        (True, f"expected {FORMS}, got True"),
+        (2.5, f"expected {FORMS}, got 2.5"),
+        ("deep", f"expected {FORMS}, got 'deep'"),
+        ("٣", f"expected {FORMS}, got '٣'"),
         ("auto:cap=2", "auto: cap 2 is below the floor 3"),
         ("auto:cap=15", "auto: cap: expected an integer from 1 to 14, got 15"),
         ("auto:depth=4", "auto: unknown setting 'depth' (floor, offset, cap)"),
         ("auto:cap", "auto: expected KEY=INTEGER settings (floor, offset, cap), got 'cap'"),
-        ("nodes:-5", ("expected an integer depth, 'auto', 'auto:cap=N' or 'nodes:N', got "
-                      "'nodes:-5'")),
+        ("auto:", "auto: expected KEY=INTEGER settings (floor, offset, cap), got ''"),
+        ("auto:cap=6,cap=5", "auto: cap is given twice"),
+        ("nodes:-5", "nodes: expected an integer from 1 to 1,000,000,000,000, got -5"),
+        ("nodes:_", "nodes: expected an integer from 1 to 1,000,000,000,000, got '_'"),
+        pytest.param("nodes:" + "9" * 5000, ("nodes: expected an integer from 1 to "
+                                             "1,000,000,000,000, got an integer of 5,000 digits"),
+                     id="nodes of 5000 digits"),
         ({"nodes": 0}, "nodes: expected an integer from 1 to 1,000,000,000,000, got 0"),
         ({"nodes": -1}, "nodes: expected an integer from 1 to 1,000,000,000,000, got -1"),
         ({"nodes": 1.5}, "nodes: expected an integer from 1 to 1,000,000,000,000, got 1.5"),
@@ -58,9 +82,35 @@ def test_every_written_form_reads_as_its_policy_and_writes_back(written, policy)
     ],
 )
 def test_a_malformed_policy_says_what_is_wrong(written, message):
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(DepthError) as info:
         parse_depth(written)
     assert str(info.value) == message
+
+
+@pytest.mark.parametrize(
+    ("written", "message"),
+    [
+        (6, "expected an integer from 0 to 5 in a tuning run, got 6"),
+        ("auto:cap=6", ("expected the board rule capped at 5 or less in a tuning run (e.g. "
+                       "auto:cap=5; uncapped, a move late in a game searches up to 14 layers: "
+                       "minutes), got auto:cap=6")),
+        ({"nodes": 20_000_001}, ("expected a node budget of at most 20,000,000 positions a move "
+                                "in a tuning run (about a depth-5 move), got 20,000,001")),
+    ],
+)
+def test_a_policy_dearer_than_its_limits_allow_is_refused_by_the_one_rule(written, message):
+    assert parse_depth(written) == parse_depth(to_yaml(parse_depth(written)))  # playing: fine
+    with pytest.raises(DepthError) as info:
+        parse_depth(written, TUNING)
+    assert str(info.value) == message
+    assert parse_depth("auto:cap=5", TUNING) == ByBoard(cap=5)
+    assert parse_depth("nodes:20_000_000", TUNING) == NodeBudget(20_000_000)
+
+
+def test_the_weights_files_depth_is_searched_unless_one_is_given():
+    assert chosen_depth(None, ByBoard(cap=6)) == ByBoard(cap=6)
+    assert chosen_depth(0, ByBoard(cap=6)) == 0
+    assert chosen_depth("nodes:5000", 3) == "nodes:5000"
 
 
 def test_the_board_rule_deepens_with_distinct_tiles_between_its_floor_and_cap():

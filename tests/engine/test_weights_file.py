@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from engine import atomic
-from engine.depth import ByBoard, NodeBudget
+from engine.depth import PLAYING, ByBoard, NodeBudget
 from engine.families.classic import CLASSIC
 from engine.families.features import FEATURES
 from engine.families.snake import SNAKE
@@ -15,7 +15,6 @@ from engine.solver import Solver
 from engine.weights_file import (
     FORMAT_MARKER,
     FORMAT_VERSIONS,
-    MAX_DEPTH,
     WeightsFile,
     WeightsFileError,
     read_weights,
@@ -133,7 +132,7 @@ def test_invalid_weights_are_never_written(tmp_path):
     with pytest.raises(WeightsFileError, match="weights.sum_weight"):
         write_weights(path, bad)
     with pytest.raises(WeightsFileError, match="depth"):
-        write_weights(path, WeightsFile("classic", CLASSIC.defaults(), MAX_DEPTH + 1))
+        write_weights(path, WeightsFile("classic", CLASSIC.defaults(), PLAYING.fixed + 1))
     assert not path.exists()
 
 
@@ -255,7 +254,7 @@ def test_not_a_mapping(tmp_path):
     assert "mapping" in read_error(path)
 
 
-@pytest.mark.parametrize("depth", [-1, MAX_DEPTH + 1, 1.5, "2", True])
+@pytest.mark.parametrize("depth", [-1, PLAYING.fixed + 1, 1.5, "2", True])
 def test_depth_out_of_range(tmp_path, depth):
     message = read_error(write_yaml(tmp_path / "w.yaml", valid_document(depth=depth)))
     assert "depth" in message

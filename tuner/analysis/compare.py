@@ -15,7 +15,6 @@ from pathlib import Path
 
 from engine.defaults import MILESTONES
 from engine.depth import to_yaml
-from engine.families import get_family
 from engine.stats import Z95, mean_ci, readable, summarize
 
 MIN_GAMES = 30
@@ -41,6 +40,8 @@ def labels_for(paths: list[str]) -> list[str]:
 
 
 def build_report(labels: list[str], jobs: list, results) -> dict:
+    from engine.families import get_family  # here only to keep start-up fast (numpy)
+
     players = []
     for label, job, games in zip(labels, jobs, results):
         s = summarize(games)

@@ -23,7 +23,7 @@ import statistics
 from dataclasses import dataclass
 
 from engine.stats import Z95, counted, readable
-from tuner.config import AUTO, RaySection, RunConfig
+from tuner.config import AUTO, RunConfig
 from tuner.errors import ConfigError
 from tuner.games.fitness import Fitness
 from tuner.games.seeds import noise_seeds
@@ -79,32 +79,27 @@ def games_for_correlation(spread: float, per_game_sd: float, correlation: float)
     return max(1, math.ceil(ratio * (per_game_sd / spread) ** 2))
 
 
-def measure(config: RunConfig, games: int, generation_games: int, ray: RaySection) -> Measured:
+def measure(config: RunConfig, games: int, generation_games: int) -> Measured:
     """The config's initial point over ``games`` games and, unless ``generation_games`` is 0,
     its first generation (the candidates the run would ask first, ``cmaes.popsize: auto``
-    resolved for the CPUs at hand) over ``generation_games`` games each; ``ConfigError`` when
-    the initial point's fitness is 0 (no relative noise)."""
-    from engine.solver import PlayerSpec  # the engine, once the arguments are known good
+    resolved for the CPUs at hand) over ``generation_games`` games each, on the config's Ray;
+    ``ConfigError`` when the initial point's fitness is 0 (no relative noise)."""
+    # the engine and Ray, once the config is known good: only to keep start-up fast
     from tuner.cluster.ray_evaluator import evaluator_for
     from tuner.games.evaluation import Job
     from tuner.games.fitness import score_fitness
-    from tuner.loop.run import popsize_for
-    from tuner.strategies import strategy_for
-
-    def spec_of(weights: dict[str, float]) -> PlayerSpec:
-        return PlayerSpec(config.family, weights, config.search.depth, config.search.cutoff)
+    from tuner.loop.run import new_strategy, popsize_for
 
     space = SearchSpace(config.params)
-    with evaluator_for(ray, [config.family]) as evaluator:
+    with evaluator_for(config.ray, [config.family]) as evaluator:
         if config.cmaes.popsize == AUTO:
             config = config.with_popsize(popsize_for(config, evaluator.workers))
-        jobs = [Job(0, spec_of(space.weights(space.initial())),
+        jobs = [Job(0, config.player(space.weights(space.initial())),
                     tuple(noise_seeds(config.run.seed, games)))]
         if generation_games:
             seeds = tuple(noise_seeds(config.run.seed, generation_games))
-            xs = strategy_for(config.strategy.name, config.strategy.settings, config.shared,
-                              space).ask()
-            jobs += [Job(i + 1, spec_of(space.weights(x)), seeds) for i, x in enumerate(xs)]
+            xs = new_strategy(config, space).ask()
+            jobs += [Job(i + 1, config.player(space.weights(x)), seeds) for i, x in enumerate(xs)]
         results = evaluator.play(jobs)
     fitness = [score_fitness(r, config.evaluation.fitness, **config.evaluation.fitness_options)
                for r in results]
@@ -117,7 +112,7 @@ def measure(config: RunConfig, games: int, generation_games: int, ray: RaySectio
 
 def format_noise(config: RunConfig, measured: Measured, target: float) -> str:
     """What the measured noise means for the config's games per candidate and its strategy."""
-    from engine.families import get_family
+    from engine.families import get_family  # numpy code: only to keep start-up fast
 
     fit = measured.start
     per_game_sd = fit.stderr * math.sqrt(fit.games)

@@ -17,16 +17,18 @@ import io
 import math
 from collections import defaultdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine.atomic import atomic_write
 from engine.echo import echo, shorten
-from engine.families.registry import file_spec_path, is_file_spec
 from engine.stats import Z95, counted, readable
 from engine.weights_file import WeightsFile, read_weights
 from tuner.config import RunConfig, parse_config
 from tuner.errors import CheckpointError, ConfigError
-from tuner.space import SearchSpace
 from tuner.store import checkpoint as ckpt
+
+if TYPE_CHECKING:
+    from tuner.space import SearchSpace
 
 PLOT_FILE = "convergence.png"
 # The columns the report reads (the run writes more); generation counts must be whole numbers.
@@ -120,6 +122,9 @@ def read_best(run_dir: Path, config: RunConfig, validated: bool) -> WeightsFile 
     history_only = not (validated or (run_dir / ckpt.CHECKPOINT_FILE).exists())
     if history_only and not (path.exists() or path.is_symlink()):
         return None
+    # here only to keep start-up fast: the built-in families are numpy code
+    from engine.families.registry import file_spec_path, is_file_spec
+
     files = [file_spec_path(config.family)] if is_file_spec(config.family) else []
     modules = [config.family.rpartition(":")[0]] if not files and ":" in config.family else []
     best = read_weights(path, files, modules)

@@ -9,6 +9,7 @@ import shlex
 import sys
 
 from engine import finite
+from engine.depth import chosen_depth
 from engine.weights_file import read_weights
 from tuner.analysis.compare import MIN_GAMES, build_report, format_report, labels_for
 from tuner.cli.options import (
@@ -17,11 +18,11 @@ from tuner.cli.options import (
     check_cutoff,
     check_depth,
     check_int,
-    check_ray,
     check_seed_range,
     ray_options,
     search_options,
     trusted_families,
+    with_options,
 )
 from tuner.config import RaySection
 
@@ -60,15 +61,17 @@ def check_args(args: argparse.Namespace) -> None:
     check_seed_range(args.seed, args.games)
     if args.save == "":
         raise UsageError("--save needs a file name")
-    check_ray(args)
+    args.ray = with_options(RaySection.from_values("tune compare"), args)
 
 
 def handle(args: argparse.Namespace) -> int:
     check_args(args)
+
     loaded = [read_weights(path, args.family_file, family_modules=args.family_module)
               for path in args.weights]
     for path, weights in zip(args.weights, loaded):
         finite.check_weights_from(path, weights.family, weights.weights)
+    # the engine and the tuner, once the arguments are known good: only to keep start-up fast
     from engine.solver import PlayerSpec
     from tuner.games.evaluation import Job, tune2048_version
     from tuner.games.saved_games import SavedGames, player
@@ -76,8 +79,8 @@ def handle(args: argparse.Namespace) -> int:
     labels = labels_for(args.weights)
     seeds = tuple(args.seed + i for i in range(args.games))
     jobs = [
-        Job(i, PlayerSpec(w.family, w.weights, w.depth if args.depth is None else args.depth,
-                          args.cutoff), seeds)
+        Job(i, PlayerSpec(w.family, w.weights, chosen_depth(args.depth, w.depth), args.cutoff),
+            seeds)
         for i, w in enumerate(loaded)
     ]
     saved = None if args.save is None else SavedGames(args.save, [job.spec for job in jobs],
@@ -107,12 +110,12 @@ def play(jobs: list, loaded: list, args: argparse.Namespace, on_results=None) ->
     """Every job's games on Ray (none started for no job), with a progress bar on a terminal."""
     if not jobs:
         return []
+    # games to play: only now the evaluator (Ray) and the bar, to keep start-up fast
     from tqdm import tqdm
 
     from tuner.cluster.ray_evaluator import evaluator_for
 
-    ray = RaySection.from_values("tune compare", workers=args.workers, address=args.address)
-    with evaluator_for(ray, [w.family for w in loaded]) as evaluator, \
+    with evaluator_for(args.ray, [w.family for w in loaded]) as evaluator, \
             tqdm(total=sum(len(job.seeds) for job in jobs), unit="game", file=sys.stderr,
                  disable=None, leave=False) as bar:
         return evaluator.play(jobs, bar.update, on_results)

@@ -7,17 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from engine import finite
-from engine.export import (
-    FORMATS,
-    ExportError,
-    c_source,
-    check_output,
-    check_tables_output,
-    json_text,
-    write_file,
-    write_tables,
-)
+from engine.export import FORMATS, ExportError, check_output, check_tables_output
 from engine.weights_file import read_weights
 from tuner.cli.options import trusted_families
 
@@ -53,6 +43,10 @@ def handle(args: argparse.Namespace) -> int:
         check_tables_output(args.output, args.overwrite)
     elif args.output is not None:
         check_output(args.output, args.weights)  # a device, a FIFO, a link...: refused at once
+    # here only to keep start-up fast: the engine's families are numpy code
+    from engine import finite
+    from engine.export import c_source, json_text, write_file, write_tables
+
     loaded = read_weights(args.weights, args.family_file, family_modules=args.family_module)
     finite.check_weights_from(args.weights, loaded.family, loaded.weights)
     if args.format == "tables":

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
-from engine.families import Family, FamilyNotFound, get_family
-from engine.families.registry import family_names, origin
 from tuner.cli.options import MAX_SEED, check_int
+
+if TYPE_CHECKING:
+    from engine.families import Family
 
 MAX_BOARDS = 1_000_000  # each is compared with the family's plain-Python reference
 
@@ -43,6 +45,10 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
 
 
 def list_families(args: argparse.Namespace) -> int:
+    # here only to keep start-up fast: the built-in families are numpy code
+    from engine.families import FamilyNotFound, get_family
+    from engine.families.registry import family_names, origin
+
     found: dict[str, tuple[str, Family | None, str]] = {}
     for name in family_names():
         try:
@@ -82,6 +88,7 @@ def describe(where: str, family: Family | None, error: str) -> dict:
 def check_one(args: argparse.Namespace) -> int:
     check_int("--boards", args.boards, 1, MAX_BOARDS)
     check_int("--seed", args.seed, 0, MAX_SEED)
+    from engine.families import get_family  # here only to keep start-up fast (numpy)
     from engine.family_check import FamilyCheckError, check_family  # imports the engine
 
     family = get_family(args.spec)

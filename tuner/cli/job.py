@@ -18,26 +18,12 @@ import sys
 
 from engine.atomic import check_target
 from engine.errors import BadInput, Failure
-from engine.families.errors import FamilyCodeError
 from tuner import interrupts
-from tuner.cli.options import ENVIRONMENT_ERRORS, check_ray
-from tuner.config import RunConfig, parse_config
+from tuner.cli.options import ENVIRONMENT_ERRORS
 from tuner.errors import EvaluationError
 from tuner.store import checkpoint as ckpt
 
 log = logging.getLogger("tuner")
-
-
-def with_cli_overrides(config: RunConfig, args: argparse.Namespace) -> RunConfig:
-    """--workers and --address override the config's ray section (they change no result)."""
-    check_ray(args)
-    changes = {name: getattr(args, name) for name in ("workers", "address")
-               if getattr(args, name) is not None}
-    if not changes:
-        return config
-    resolved = config.resolved()
-    resolved["ray"].update(changes)
-    return parse_config(resolved, f"{config.source} (with command-line options)", config.run_dir)
 
 
 def show_progress(args: argparse.Namespace) -> bool:
@@ -47,7 +33,7 @@ def show_progress(args: argparse.Namespace) -> bool:
 def execute(run, args: argparse.Namespace, new_run=None) -> int:
     """Run a ``TuningRun`` until it stops, logging to its directory's ``run.log`` too.
     ``new_run``: the ``tuner.store.run_dir.NewRun`` of a run that has no checkpoint yet."""
-    from tuner.cluster.ray_evaluator import evaluator_for
+    from tuner.cluster.ray_evaluator import evaluator_for  # Ray, once a run is ready (start-up)
 
     check_target(run.run_dir / ckpt.LOG_FILE)  # not a FIFO (opening it would block) or a link
     file_handler = _RunLog(run.run_dir / ckpt.LOG_FILE)
@@ -86,6 +72,8 @@ def execute(run, args: argparse.Namespace, new_run=None) -> int:
             raise  # nothing was kept: bad input, exit status 2
         log.error("tune: error: stopped after generation %d (checkpointed): %s",
                   run.state.generation, err)
+        from engine.families.errors import FamilyCodeError  # here only to keep start-up fast
+
         if isinstance(err, FamilyCodeError):
             log.error("fix the family's code, then resume with:\n  tune resume %s", run.run_dir)
         return Failure.exit_code

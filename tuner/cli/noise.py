@@ -5,17 +5,15 @@ the strategy (``tuner.analysis.noise``)."""
 from __future__ import annotations
 
 import argparse
-import dataclasses
 
 from engine.echo import shorten
 from tuner.cli.options import (
     MAX_GAMES,
     UsageError,
     add_depth_option,
-    check_depth,
     check_int,
-    check_ray,
     ray_options,
+    with_options,
 )
 from tuner.config import load_config
 
@@ -43,25 +41,19 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     check_int("--games", args.games, 2, MAX_GAMES)
-    depth = check_depth(args.depth)
     if args.generation_games not in (None, 0) and not 2 <= args.generation_games <= MAX_GAMES:
         raise UsageError(f"--generation-games must be 0 (skip) or from 2 to {MAX_GAMES:,}, got "
                          f"{shorten(str(args.generation_games))}")
-    check_ray(args)
     if not 0 < args.target < 1:  # also refuses NaN
         raise UsageError(f"--target must be in (0, 1), got {args.target}")
     if args.config is None:
         raise UsageError("--config FILE is required: tune noise --config FILE")
-    config = load_config(args.config)
-    if depth is not None:
-        config = dataclasses.replace(config, search=dataclasses.replace(config.search, depth=depth))
+    config = with_options(load_config(args.config), args)  # --depth, --workers, --address
     from tuner.analysis import noise
 
-    ray = dataclasses.replace(config.ray, workers=args.workers or config.ray.workers,
-                              address=args.address or config.ray.address)
     generation_games = args.generation_games
     if generation_games is None:  # what the run's first generation plays (a game alone: no spread)
         generation_games = max(2, config.evaluation.games.first)
-    measured = noise.measure(config, args.games, generation_games, ray)
+    measured = noise.measure(config, args.games, generation_games)
     print(noise.format_noise(config, measured, args.target))
     return 0

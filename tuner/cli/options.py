@@ -16,16 +16,21 @@ from __future__ import annotations
 import argparse
 import errno
 import math
-import re
+from typing import TYPE_CHECKING
 
 from engine.defaults import DEFAULT_CUTOFF
-from engine.depth import MAX_FIXED_DEPTH, DepthPolicy, parse_depth
-from engine.echo import echo, shorten
+from engine.depth import DepthError, DepthPolicy, parse_depth
+from engine.echo import shorten
 from engine.errors import BadInput
-from tuner.config import MAX_WORKERS, is_address
+from tuner.config import MAX_WORKERS
+
+if TYPE_CHECKING:
+    from tuner.config import RaySection, RunConfig
 
 MAX_GAMES = 1_000_000  # games one command plays per player (results are kept in memory)
 MAX_SEED = 2**64 - 1  # game seeds are 64-bit
+# the config key each option sets where a command applies it to a config (``with_options``)
+OVERRIDES = {"workers": "ray.workers", "address": "ray.address", "depth": "search.depth"}
 # An OSError the machine, not tune, is to blame for: printed as one line (exit status 1) where it
 # is met, e.g. a disk that fills while a run starts; any other stays a bug with its traceback.
 ENVIRONMENT_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS,
@@ -81,13 +86,11 @@ def trusted_families() -> argparse.ArgumentParser:
     return parent
 
 
-DEPTH_FORMS = "D, auto, auto:cap=N or nodes:N"
-
-
 def add_depth_option(parser: argparse.ArgumentParser, depth_help: str) -> None:
     """``--depth``: a fixed depth or a depth policy (``engine.depth``), read by
     ``check_depth``."""
-    parser.add_argument("--depth", metavar="POLICY", help=f"{depth_help}: {DEPTH_FORMS}")
+    parser.add_argument("--depth", metavar="POLICY",
+                        help=f"{depth_help}: D, auto, auto:cap=N or nodes:N")
 
 
 def check_depth(value: str | None) -> DepthPolicy | None:
@@ -96,11 +99,8 @@ def check_depth(value: str | None) -> DepthPolicy | None:
         return None
     try:
         return parse_depth(value)
-    except ValueError as err:
-        if re.fullmatch(r"\s*[-+]?[0-9]+\s*", value):
-            raise UsageError(f"--depth must be from 0 to {MAX_FIXED_DEPTH}, got {shorten(value)}") \
-                from None
-        raise UsageError(f"--depth: {shorten(str(err))} ({DEPTH_FORMS})") from None
+    except DepthError as err:
+        raise UsageError(f"--depth: {err}") from None
 
 
 def search_options(depth_help: str) -> argparse.ArgumentParser:
@@ -132,9 +132,12 @@ def check_seed_range(seed: int, games: int) -> None:
                          f"got {shorten(str(seed))}")
 
 
-def check_ray(args: argparse.Namespace) -> None:
-    """``--workers`` and ``--address``, where the command has them."""
-    check_int("--workers", getattr(args, "workers", None), 1, MAX_WORKERS)
-    address = getattr(args, "address", None)
-    if address is not None and not is_address(address):
-        raise UsageError(f"--address must be 'auto' or HOST:PORT, got {echo(address)}")
+def with_options(config: RunConfig | RaySection,
+                 args: argparse.Namespace) -> RunConfig | RaySection:
+    """``config`` (a run config, or the Ray section of a command that has none) with what the
+    command line gives in place of its keys: ``--workers``, ``--address``, and ``--depth`` for
+    a config. The config's own checks read the result, so a value is refused as it would be in
+    the file, in a line that names the option (``ConfigError``)."""
+    given = {key: getattr(args, option) for option, key in OVERRIDES.items()
+             if getattr(args, option, None) is not None}
+    return config.with_values(given, {key: f"--{option}" for option, key in OVERRIDES.items()})

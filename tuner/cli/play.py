@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from engine import finite
 from engine.board import parse_board_text
+from engine.depth import DepthPolicy, chosen_depth
 from engine.echo import shorten
 from engine.families import FamilyNotFound, get_family
 from engine.families.registry import canonical_spec
@@ -27,11 +28,11 @@ from tuner.cli.options import (
     check_cutoff,
     check_depth,
     check_int,
-    check_ray,
     check_seed_range,
     ray_options,
     search_options,
     trusted_families,
+    with_options,
 )
 from tuner.config import RaySection
 
@@ -82,7 +83,7 @@ def check_args(args: argparse.Namespace) -> None:
     check_cutoff(args.cutoff)
     check_int("--games", args.games, 1, MAX_GAMES)
     check_seed_range(args.seed, args.games)
-    check_ray(args)
+    args.ray = with_options(RaySection.from_values("tune play"), args)
     if not (math.isfinite(args.delay) and 0.0 <= args.delay <= MAX_DELAY):
         raise UsageError(f"--delay must be from 0 to {MAX_DELAY:g} seconds, got {args.delay}")
     if args.board is not None and len(args.board) > MAX_BOARD_TEXT:
@@ -93,29 +94,36 @@ def check_args(args: argparse.Namespace) -> None:
 def build_spec(args: argparse.Namespace) -> PlayerSpec:
     """The player the arguments describe; raises bad input in one line naming the weights file
     (or the family) and, for weights whose heuristic is not finite, the weight to blame."""
+    family, weights, depth = _player(args)
+    from engine.solver import PlayerSpec  # the engine, once the input is known good
+
+    return PlayerSpec(family, weights, chosen_depth(args.depth, depth), args.cutoff)
+
+
+def _player(args: argparse.Namespace) -> tuple[str, dict[str, float], DepthPolicy]:
+    """The family, weights and depth of ``--weights``, or of ``--family``'s defaults at depth 1,
+    their heuristic checked finite."""
+    # here only to keep start-up fast: the engine's families are numpy code
+
     if args.weights:
         loaded = read_weights(args.weights, args.family_file, family_modules=args.family_module)
-        depth = loaded.depth if args.depth is None else args.depth
         finite.check_weights_from(args.weights, loaded.family, loaded.weights)
-        from engine.solver import PlayerSpec  # the engine, once the input is known good
-
-        return PlayerSpec(loaded.family, loaded.weights, depth, args.cutoff)
+        return loaded.family, loaded.weights, loaded.depth
     spec = canonical_spec(args.family or "classic")
     try:
         family = get_family(spec)
     except FamilyNotFound as err:
         raise FamilyNotFound(f"--family: {err}") from None
     finite.check_weights_from(f"--family {args.family or 'classic'}", spec, family.defaults())
-    from engine.solver import PlayerSpec  # the engine, once the input is known good
-
-    return PlayerSpec(spec, family.defaults(), 1 if args.depth is None else args.depth,
-                      args.cutoff)
+    return spec, family.defaults(), 1
 
 
 def handle(args: argparse.Namespace) -> int:
     check_args(args)
+
     board = None if args.board is None else parse_board_text(args.board)
     spec = build_spec(args)
+    # the engine, Ray and the bar, once the arguments are known good: only to keep start-up fast
     from tqdm import tqdm
 
     from engine.stats import summarize
@@ -131,8 +139,7 @@ def handle(args: argparse.Namespace) -> int:
     with tqdm(total=len(seeds), unit="game", disable=len(seeds) < PROGRESS_MIN_GAMES or None,
               file=sys.stderr) as bar:
         started = time.perf_counter()
-        ray = RaySection.from_values("tune play", workers=args.workers, address=args.address)
-        with evaluator_for(ray, [spec.family], start_ray=False) as evaluator:
+        with evaluator_for(args.ray, [spec.family], start_ray=False) as evaluator:
             [results] = evaluator.play([Job(0, spec, tuple(seeds))], bar.update)
         wall = time.perf_counter() - started
     summary = summarize(results)

@@ -10,7 +10,6 @@ from engine.atomic import UnwritableTarget, check_target
 from tuner.analysis import report
 from tuner.cli.options import UsageError
 from tuner.errors import CheckpointError
-from tuner.space import SearchSpace
 from tuner.store import checkpoint as ckpt
 from tuner.store.run_dir import RUN_FILES, Holds, holds
 
@@ -48,6 +47,8 @@ def handle(args: argparse.Namespace) -> int:
                 f"{plot}: cannot write: {plot.parent} holds results without a checkpoint (a "
                 f"shipped run), which are never rewritten; write the plot elsewhere: tune "
                 f"report {run_dir} --plot {report.PLOT_FILE}")
+    from tuner.space import SearchSpace  # here only to keep start-up fast (numpy)
+
     stored, config = report.read_run_config(run_dir)
     history = report.read_rows(run_dir / ckpt.HISTORY_FILE, report.HISTORY_COLUMNS, required=True)
     validation = report.read_rows(run_dir / ckpt.VALIDATION_FILE, report.VALIDATION_COLUMNS,

@@ -13,7 +13,7 @@ from pathlib import Path
 from engine.echo import echo
 from engine.errors import BadInput
 from tuner.cli import job
-from tuner.cli.options import ray_options
+from tuner.cli.options import ray_options, with_options
 from tuner.config import RESUMABLE_CHANGES, changed_keys, load_config, parse_config, value_at
 from tuner.errors import CheckpointError, ConfigError
 from tuner.store import checkpoint as ckpt
@@ -34,7 +34,7 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     run_dir = Path(args.run_dir)
-    from tuner.store.run_dir import Lock, staging_path
+    from tuner.store.run_dir import Lock, staging_path  # after the arguments (start-up)
 
     if not run_dir.is_dir():
         staging = staging_path(run_dir)
@@ -64,7 +64,7 @@ def _resume(run_dir: Path, args: argparse.Namespace) -> int:
                 f"conditions and Ray settings may change ({', '.join(RESUMABLE_CHANGES)}); "
                 f"resume it with its own settings: tune resume {run_dir}")
         config = edited
-    config = job.with_cli_overrides(config, args)
+    config = with_options(config, args)
     checkpoint = _identity(run_dir / ckpt.CHECKPOINT_FILE)
     try:
         return _continue(config, run_dir, state, args)

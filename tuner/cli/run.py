@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 from tuner.cli import job
-from tuner.cli.options import ray_options
+from tuner.cli.options import ray_options, with_options
 from tuner.config import RESUMABLE_CHANGES, changed_keys, load_config
 from tuner.errors import CheckpointError
 from tuner.store import checkpoint as ckpt
@@ -31,8 +31,8 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    config = job.with_cli_overrides(load_config(args.config), args)
-    from tuner.store.run_dir import NewRun
+    config = with_options(load_config(args.config), args)
+    from tuner.store.run_dir import NewRun  # once the config is known good (start-up)
 
     new_run = NewRun(config.run_dir, args.overwrite, _same_run(config))
     try:

@@ -13,6 +13,10 @@ key is one field; a check between keys goes in its section's ``cross_check``.
 ``family`` is a spec (``engine.families.get_family``): a built-in or registered name,
 ``module:Class``, or ``file.py:Class`` relative to the config's directory. Naming a family imports
 it: a config is as trusted as the code it names.
+
+Importing this module loads no numpy (the command line imports it to read its arguments), and
+reading a config neither pycma nor numba: the families, the fitnesses and the strategies, numpy
+code, are imported where a config is parsed, each import saying so.
 """
 
 from __future__ import annotations
@@ -24,16 +28,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import numpy as np
 import yaml
 
-from engine import finite, yaml_text
-from engine.depth import ByBoard, DepthPolicy, NodeBudget, parse_depth, to_yaml
+from engine import yaml_text
+from engine.depth import FORMS, TUNING, DepthError, DepthPolicy, parse_depth, to_yaml
 from engine.echo import echo, shorten
-from engine.families import FamilyCodeError, FamilyNotFound, get_family
-from engine.families.registry import canonical_spec, family_names, relative_spec
 from tuner.checker import Checker, describe
 from tuner.errors import ConfigError
 from tuner.games.budget import AdaptiveGames, Budget, FixedGames
@@ -43,10 +44,9 @@ from tuner.space import ParamSpec, box_problem
 from tuner.strategies import STRATEGIES, Shared, implied
 from tuner.strategies.base import default_popsize
 
-# A tuning run plays thousands of games: it searches at most 5 layers, or a policy of about
-# that cost at most (the board rule capped, a node budget of about a depth-5 move's positions).
-MAX_TUNING_DEPTH = 5
-MAX_TUNING_NODES = 20_000_000
+if TYPE_CHECKING:
+    from engine.solver import PlayerSpec
+
 MAX_WORKERS = 4096  # Ray CPUs a command asks for
 ADDRESS_PATTERN = re.compile(r"^(auto|[A-Za-z0-9.-]+:\d{1,5})$")
 MAX_CONFIG_BYTES = 1 << 20  # a config is a few kilobytes; more is not one (or /dev/zero)
@@ -71,7 +71,6 @@ MAX_GAMES_AT_ONCE = 1_000_000
 MIN_SIGMA0 = 1e-6
 MAX_NAME_BYTES = 255  # a folder name, on the usual file systems (NAME_MAX)
 MAX_SPEC = 256  # characters of a family spec
-FITNESS_KINDS = tuple(FITNESSES)
 ADAPTIVE_KEYS = ("min", "max", "batch", "confidence", "tolerance")
 MIN_ADAPTIVE_GAMES = 2  # a standard error needs two games
 SCALES = ("linear", "log")
@@ -111,26 +110,17 @@ def integer_or_auto(**options) -> Read:
 
 
 def depth_policy(check: Checker, mapping: dict, name: str, path: str) -> DepthPolicy:
-    """``search.depth``: a fixed depth or a depth policy (``engine.depth``) that a tuning run
-    can afford (``MAX_TUNING_DEPTH``)."""
+    """``search.depth``: a depth policy (``engine.depth``) that a tuning run can afford
+    (``engine.depth.TUNING``)."""
     value = mapping.get(name)
-    where = f"{path}.{name}"
-    if value is None or isinstance(value, (int, float)):
-        return check.integer(mapping, name, path, low=0, high=MAX_TUNING_DEPTH)
-    try:
-        policy = parse_depth(value, MAX_TUNING_DEPTH)
-    except ValueError as err:
-        check.problem(where, shorten(str(err)))
+    if value is None:
+        check.problem(f"{path}.{name}", f"missing (expected {FORMS})")
         return 1
-    if isinstance(policy, ByBoard) and (policy.cap or 99) > MAX_TUNING_DEPTH:
-        check.problem(where, f"a tuning run needs the board rule capped at {MAX_TUNING_DEPTH} "
-                             f"or less (uncapped, a move late in a game searches up to 14 "
-                             f"layers: minutes), got {policy}: e.g. auto:cap={MAX_TUNING_DEPTH}")
-    if isinstance(policy, NodeBudget) and policy.nodes > MAX_TUNING_NODES:
-        check.problem(where, f"a tuning run's node budget is at most {MAX_TUNING_NODES:,} "
-                             f"positions a move (about a depth-{MAX_TUNING_DEPTH} move), got "
-                             f"{policy.nodes:,}")
-    return policy
+    try:
+        return parse_depth(value, TUNING)
+    except DepthError as err:
+        check.problem(f"{path}.{name}", str(err))
+        return 1
 
 
 def number(**options) -> Read:
@@ -176,6 +166,12 @@ def _read_games(check: Checker, mapping: dict, name: str, path: str) -> Budget |
                                        f"raise max")
         return None
     return AdaptiveGames(least, most, batch, confidence, tolerance)
+
+
+def _read_fitness(check: Checker, mapping: dict, name: str, path: str) -> str:
+    """``evaluation.fitness``: the name of one of ``tuner.games.fitness.FITNESSES``."""
+
+    return check.choice(mapping, name, path, tuple(FITNESSES), "mean_score")
 
 
 def _read_output_dir(check: Checker, mapping: dict, name: str, path: str) -> str | None:
@@ -233,14 +229,25 @@ class Section:
         return section
 
     @classmethod
-    def from_values(cls, source: str, **values) -> Section:
+    def from_values(cls, source: str, options: dict[str, str] | None = None,
+                    **values) -> Section:
         """The section with these values (None: left out) and every other key at its default,
-        checked as a config's would be: ``ConfigError`` names what is wrong, after ``source``."""
-        check = Checker(source)
+        checked as a config's would be: ``ConfigError`` names what is wrong, after ``source``
+        (or as ``options`` names a key path a command-line option gave)."""
+        check = Checker(source, options)
         section = cls.parse(check, {cls.NAME: {k: v for k, v in values.items() if v is not None}})
         if check.problems:
             raise ConfigError("\n".join(check.problems))
         return section
+
+    def with_values(self, values: dict[str, Any], options: dict[str, str]) -> Section:
+        """This section with ``values`` (by key path, ``ray.workers``; other sections' left out)
+        in place of its keys, checked as in a config; a problem names the option that gave the
+        value (``options``: key path to option)."""
+        prefix = f"{self.NAME}."
+        given = {path.removeprefix(prefix): value for path, value in values.items()
+                 if path.startswith(prefix)}
+        return self.from_values(self.NAME, options, **{**self.to_config(), **given})
 
     @classmethod
     def resumable_keys(cls) -> tuple[str, ...]:
@@ -271,7 +278,7 @@ class SearchSection(Section):
 class EvaluationSection(Section):
     NAME = "evaluation"
     games: Budget = key(_read_games)  # noqa: RUF009 - key() makes a dataclasses.field
-    fitness: str = key(choice(FITNESS_KINDS, "mean_score"))
+    fitness: str = key(_read_fitness)
     tile: int = key(integer(default=2048, low=4, high=32768))
     quantile: float = key(number(default=0.25, low=0.0, high=1.0, open_low=True,
                                  open_high=True))
@@ -284,6 +291,7 @@ class EvaluationSection(Section):
     @property
     def fitness_options(self) -> dict[str, Any]:
         """The keys the chosen fitness reads, as keyword arguments."""
+
         return {name: getattr(self, name) for name in FITNESSES[self.fitness].params}
 
 
@@ -350,6 +358,7 @@ class StrategySection:
     @classmethod
     def parse(cls, check: Checker, document: dict,
               evaluation: EvaluationSection) -> StrategySection | None:
+
         games = evaluation.games
         derived = implied("race" if isinstance(games, AdaptiveGames) else "number")
         raw = document.get(cls.NAME)
@@ -376,6 +385,7 @@ class StrategySection:
 
     @property
     def kind(self):
+
         return STRATEGIES[self.name]
 
     def cross_check(self, check: Checker, sections: dict) -> None:
@@ -448,8 +458,30 @@ class RunConfig:
         """This config with ``cmaes.popsize`` resolved (``auto``, once a run knows its CPUs)."""
         return replace(self, cmaes=replace(self.cmaes, popsize=popsize))
 
+    def player(self, weights: dict[str, float]) -> PlayerSpec:
+        """The player this config's run plays at ``weights``: its family, depth and cutoff."""
+        # a function-level import only to keep start-up fast: engine.solver loads numba, which
+        # reading a config never needs
+        from engine.solver import PlayerSpec
+
+        return PlayerSpec(self.family, weights, self.search.depth, self.search.cutoff)
+
+    def with_values(self, values: dict[str, Any], options: dict[str, str]) -> RunConfig:
+        """This config with ``values`` (by key path, ``search.depth``) in place of its keys,
+        read again by every check of a config; a problem names the option that gave the value
+        (``options``: key path to option): ``ConfigError``."""
+        if not values:
+            return self
+        document = self.resolved()
+        for path, value in values.items():
+            section, _, name = path.partition(".")
+            document[section][name] = value
+        return parse_config(document, self.source, self.run_dir, options)
+
     def resolved(self) -> dict[str, Any]:
         """The complete config as a plain mapping, every default filled in."""
+        from engine.families.registry import relative_spec  # here only to keep start-up fast
+
         params = {}
         for p in self.params:
             if p.tuned:
@@ -502,10 +534,11 @@ def read_document(path: str | os.PathLike) -> Any:
         raise ConfigError(f"{source}: YAML: invalid YAML ({shorten(str(err))})") from None
 
 
-def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".") -> RunConfig:
-    """Validate an already-parsed config mapping (``source`` names it in messages; a family
-    file is relative to ``base_dir``)."""
-    check = Checker(source)
+def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".",
+                 options: dict[str, str] | None = None) -> RunConfig:
+    """Validate an already-parsed config mapping (``source`` names it in messages, ``options``
+    a key path a command-line option gave; a family file is relative to ``base_dir``)."""
+    check = Checker(source, options)
     if not isinstance(document, dict):
         raise ConfigError(f"{source}: top level: expected a mapping of sections, got "
                           f"{'an empty file' if document is None else describe(document)}")
@@ -526,6 +559,8 @@ def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".") 
         _check_games_at_once(check, params, sections, strategy)
     if check.problems:
         raise ConfigError("\n".join(check.problems))
+    from engine.families.registry import canonical_spec  # here only to keep start-up fast
+
     return RunConfig(source=source, family=canonical_spec(family_spec, base_dir), params=params,
                      run=run, strategy=strategy, **sections)
 
@@ -570,6 +605,10 @@ def _check_validation_at_once(check: Checker, validation) -> None:
 
 def _parse_family(check: Checker, spec: Any, base_dir: str | os.PathLike):
     """The family a config names, or None after reporting why there is none."""
+    # here only to keep start-up fast: the built-in families are numpy code
+    from engine.families import FamilyNotFound, get_family
+    from engine.families.registry import family_names
+
     if isinstance(spec, str) and spec and len(spec) <= MAX_SPEC:
         try:
             return get_family(spec, base_dir)
@@ -587,6 +626,7 @@ def _parse_family(check: Checker, spec: Any, base_dir: str | os.PathLike):
 
 def _parse_params(check: Checker, raw: Any, family) -> tuple[ParamSpec, ...]:
     """Each family parameter: tuned ({init, low, high, scale}) or fixed (a number or {fixed})."""
+
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
@@ -645,6 +685,12 @@ def _check_heuristic(check: Checker, family, specs: list[ParamSpec]) -> None:
     (one tuned parameter at its low or high, the others at their initial values): 2d + 1
     points, numpy only (``engine.finite``). Weights the search cannot use would otherwise fail
     inside Ray, after compute has started."""
+    # here only to keep start-up fast: numpy, which the check itself needs
+    import numpy as np
+
+    from engine import finite
+    from engine.families import FamilyCodeError
+
     init = np.array([p.init for p in specs], dtype=np.float64)
     try:
         found = finite.diagnose(family, init)

@@ -37,8 +37,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import TYPE_CHECKING
 
-from tuner.games.fitness import Fitness
+if TYPE_CHECKING:
+    from tuner.games.fitness import Fitness
 
 
 @dataclass(frozen=True)

@@ -15,18 +15,28 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-with warnings.catch_warnings():
-    # pycma warns at import when matplotlib is missing (it is our optional plot extra), about
-    # plotting of its own that we never use
-    warnings.filterwarnings("ignore", "Could not import matplotlib", UserWarning, r"cma\.")
-    import cma
-
 from tuner import pickles
 from tuner.games.budget import Budget
 from tuner.strategies.base import Shared, StrategyStateError, envelope, unreadable
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
+    import cma
+
     from tuner.space import SearchSpace
+
+
+def pycma() -> ModuleType:
+    """pycma, imported on first use only to keep start-up fast: it takes a second (matplotlib,
+    where installed), which reading a config never needs."""
+    with warnings.catch_warnings():
+        # pycma warns at import when matplotlib is missing (it is our optional plot extra),
+        # about plotting of its own that we never use
+        warnings.filterwarnings("ignore", "Could not import matplotlib", UserWarning, r"cma\.")
+        import cma  # on first use: see above
+
+    return cma
 
 
 class SeededNormal:
@@ -60,7 +70,7 @@ class CMAES:
         }
         if self.popsize is not None:
             options["popsize"] = self.popsize
-        es = cma.CMAEvolutionStrategy(self.x0, self.sigma0, options)
+        es = pycma().CMAEvolutionStrategy(self.x0, self.sigma0, options)
         self.popsize = es.popsize
         return es
 
@@ -122,6 +132,7 @@ class CMAES:
     def loads(data: bytes) -> CMAES:
         """Raises ``StrategyStateError`` when the state cannot be read here."""
         written_with = None
+        pycma()  # under its warnings filter, before the pickle would import it without
         try:
             state = pickles.loads(data)
             if "libraries" in state:  # else the envelope-less layout of tune2048 0.1.0
@@ -136,7 +147,7 @@ class CMAES:
 
 def libraries() -> dict[str, str]:
     """The versions of the libraries whose objects ``CMAES``'s state pickles."""
-    return {"cma": cma.__version__.split()[0], "numpy": np.__version__}
+    return {"cma": pycma().__version__.split()[0], "numpy": np.__version__}
 
 
 def cmaes_for(shared: Shared, space: SearchSpace, popsize: int | None = None) -> CMAES:

@@ -13,39 +13,58 @@ from a Generator that the checkpoint keeps.
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 
 from tuner.games.budget import FixedGames
 from tuner.strategies.base import StrategyKind
-from tuner.strategies.pycma_es import CMAES, WithGames, cma, cmaes_for
+from tuner.strategies.pycma_es import CMAES, WithGames, cmaes_for, pycma
 
 MAX_GAMES = 100_000  # as evaluation.games
 
 
-class _Handler(cma.NoiseHandler):
-    """pycma's noise handler, its choice of candidates to look at again drawn from ``rng``."""
+@cache
+def _handler_class() -> type:
+    """``_Handler``: pycma's ``NoiseHandler`` subclassed when first used, not as this module
+    loads, only to keep start-up fast (importing pycma takes a second that reading a config
+    never needs); the module's attribute ``_Handler``, where a checkpoint's pickle finds it."""
 
-    def __init__(self, dimension: int, games: int, least: int, most: int,
-                 reevaluate: int | None, seed: int):
-        # evaluations (the games per candidate) start at the median of [least, games, most]
-        super().__init__(dimension, maxevals=[least, games, most], reevals=reevaluate,
-                         epsilon=0)
-        self.rng = np.random.default_rng([seed, 2009])
+    class _Handler(pycma().NoiseHandler):
+        """pycma's noise handler, its choice of candidates to look at again drawn from
+        ``rng``."""
 
-    def indices(self, fit) -> np.ndarray:
-        """pycma's choice: ``reevals`` candidates (2 + popsize / 20 unless set, its fraction
-        drawn), the first half of them the earliest asked, the rest the best of the others."""
-        wanted = self.lam_reeval or 2 + len(fit) / 20
-        count = int(wanted) + bool(wanted % 1 > self.rng.random())
-        first = count - count // 2
-        best_of_rest = np.argsort(np.asarray(fit)[first:], kind="stable") + first
-        return np.asarray(list(range(first)) + list(best_of_rest[: count - first]))
+        def __init__(self, dimension: int, games: int, least: int, most: int,
+                     reevaluate: int | None, seed: int):
+            # evaluations (the games per candidate) start at the median of [least, games, most]
+            super().__init__(dimension, maxevals=[least, games, most], reevals=reevaluate,
+                             epsilon=0)
+            self.rng = np.random.default_rng([seed, 2009])
+
+        def indices(self, fit) -> np.ndarray:
+            """pycma's choice: ``reevals`` candidates (2 + popsize / 20 unless set, its
+            fraction drawn), the first half of them the earliest asked, the rest the best of
+            the others."""
+            wanted = self.lam_reeval or 2 + len(fit) / 20
+            count = int(wanted) + bool(wanted % 1 > self.rng.random())
+            first = count - count // 2
+            best_of_rest = np.argsort(np.asarray(fit)[first:], kind="stable") + first
+            return np.asarray(list(range(first)) + list(best_of_rest[: count - first]))
+
+    _Handler.__qualname__ = "_Handler"  # the name pickle looks up in this module
+    return _Handler
+
+
+def __getattr__(name: str) -> type:
+    if name == "_Handler":
+        return _handler_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class UncertaintyHandling(WithGames):
     """CMA-ES whose step size and games per candidate follow the measured rank noise."""
 
-    def __init__(self, cma_es: CMAES, handler: _Handler):
+    def __init__(self, cma_es: CMAES, handler):
         super().__init__("uh-cma-es", cma_es, FixedGames(int(handler.evaluations)))
         self.handler = handler
         self._minimised: list[float] = []  # the generation just told, as pycma ranks it
@@ -100,9 +119,9 @@ def read(check, section, games) -> dict:
 
 def create(settings, shared, space) -> UncertaintyHandling:
     reevaluate = settings["reevaluate"]
-    handler = _Handler(space.dimension, shared.games.games, settings["min_games"],
-                       settings["max_games"], None if reevaluate == "auto" else reevaluate,
-                       shared.seed)
+    handler = _handler_class()(space.dimension, shared.games.games, settings["min_games"],
+                               settings["max_games"], None if reevaluate == "auto" else reevaluate,
+                               shared.seed)
     return UncertaintyHandling(cmaes_for(shared, space), handler)
 
 

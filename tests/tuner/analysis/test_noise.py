@@ -105,14 +105,17 @@ def test_noise_measures_at_the_depth_asked(tmp_path):
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["--depth", "auto:cap=1"], ("--depth: auto: cap 1 is below the floor 3 (D, auto, "
-                                    "auto:cap=N or nodes:N)")),
-        (["--depth", "12"], "--depth must be from 0 to 8, got 12"),
+        (["--depth", "auto:cap=1"], "--depth: auto: cap 1 is below the floor 3"),
+        (["--depth", "6"], "--depth: expected an integer from 0 to 5 in a tuning run, got 6"),
+        (["--depth", "auto"], ("--depth: expected the board rule capped at 5 or less in a tuning "
+                              "run (e.g. auto:cap=5; uncapped, a move late in a game searches up "
+                              "to 14 layers: minutes), got auto")),
         (["--generation-games", "1"],
          "--generation-games must be 0 (skip) or from 2 to 1,000,000, got 1"),
         (["--generation-games", "-3"],
          "--generation-games must be 0 (skip) or from 2 to 1,000,000, got -3"),
-        (["--workers", "0"], "--workers must be from 1 to 4,096, got 0"),
+        (["--workers", "0"], "--workers: expected an integer from 1 to 4096, got 0"),
+        (["--address", "localhost"], "--address: expected 'auto' or HOST:PORT, got 'localhost'"),
         (["--games", "1"], "--games must be from 2 to 1,000,000, got 1"),
         (["--games", "10000000000"], "--games must be from 2 to 1,000,000, got 10000000000"),
         (["--target", "0"], "--target must be in (0, 1), got 0.0"),

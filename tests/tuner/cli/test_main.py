@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from engine.errors import BadInput, Failure, Tune2048Error
 from tuner.cli import resume, run
 from tuner.cli.main import build_parser, main, parse
 from tuner.cli.options import UsageError
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_the_short_form_is_tune_run_with_the_same_options():
@@ -98,3 +105,38 @@ def test_bad_input_with_debug_keeps_its_traceback(monkeypatch):
     assert main(["run", "c.yaml"]) == 2
     with pytest.raises(BadInput):
         main(["run", "c.yaml", "--debug"])
+
+
+# ---- start-up: the command line and a config's check load no heavy library ---------------------
+HEAVY = ("numpy", "cma", "numba", "ray")
+SUBCOMMAND_MODULES = ("tuner.cli.compare", "tuner.cli.export", "tuner.cli.families",
+                      "tuner.cli.job", "tuner.cli.noise", "tuner.cli.options", "tuner.cli.play",
+                      "tuner.cli.report", "tuner.cli.resume", "tuner.cli.run", "tuner.cli.stop")
+
+
+def loaded_after(code: str) -> dict[str, bool]:
+    """Which of ``HEAVY`` and ``SUBCOMMAND_MODULES`` a fresh Python has loaded after ``code``."""
+    names = [*HEAVY, *SUBCOMMAND_MODULES]
+    report = f"import json, sys; print(json.dumps({{m: m in sys.modules for m in {names!r}}}))"
+    done = subprocess.run([sys.executable, "-c", f"{code}\n{report}"], capture_output=True,
+                          text=True, check=True, cwd=ROOT)
+    return json.loads(done.stdout)
+
+
+def test_the_command_line_loads_neither_numpy_nor_pycma_nor_numba_to_refuse_an_argument():
+    loaded = loaded_after("import tuner.cli.main")
+    assert all(loaded[module] for module in SUBCOMMAND_MODULES)  # tuner.cli.main imports them all
+    assert not any(loaded[name] for name in HEAVY), loaded
+    # reading the arguments builds every subcommand's parser: a refusal loads none of them
+    loaded = loaded_after("from tuner.cli.main import main\nassert main(['play', '--games', '0']) == 2")
+    assert not any(loaded[name] for name in HEAVY), loaded
+
+
+def test_checking_a_config_loads_neither_pycma_nor_numba():
+    configs = sorted(str(path) for path in (ROOT / "configs").glob("*.yaml"))
+    assert len(configs) >= 10
+    loaded = loaded_after(f"from tuner.config import load_config\nfor path in {configs!r}:\n"
+                          "    load_config(path)")
+    # numpy it does load: the check computes each family's heuristic, numpy code, at the corners
+    # of the box (tuner.config._check_heuristic)
+    assert {name for name in HEAVY if loaded[name]} == {"numpy"}
