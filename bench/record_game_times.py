@@ -49,7 +49,7 @@ def record_config(name: str, games: int) -> dict:
     run = TuningRun.start(config, MemoryStore(), progress=False)
     weight_sets = [run.space.weights(x) for x in run.strategy.ask()]
     seeds = tuple(training_seeds(config.run.seed, 1, games))
-    jobs = [Job(i, run.games().spec(w), seeds) for i, w in enumerate(weight_sets)]
+    jobs = [Job(i, config.player(w), seeds) for i, w in enumerate(weight_sets)]
     evaluator = SerialEvaluator(1)
     evaluator.play(jobs[:1], None)  # compile and warm up, untimed
     candidates, builds = [], []

@@ -8,7 +8,6 @@ import json
 import shlex
 import sys
 
-from engine import finite
 from engine.depth import chosen_depth
 from engine.weights_file import read_weights
 from tuner.analysis.compare import MIN_GAMES, build_report, format_report, labels_for
@@ -66,6 +65,7 @@ def check_args(args: argparse.Namespace) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     check_args(args)
+    from engine import finite  # here only to keep start-up fast (numpy)
 
     loaded = [read_weights(path, args.family_file, family_modules=args.family_module)
               for path in args.weights]

@@ -15,12 +15,8 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from engine import finite
-from engine.board import parse_board_text
 from engine.depth import DepthPolicy, chosen_depth
 from engine.echo import shorten
-from engine.families import FamilyNotFound, get_family
-from engine.families.registry import canonical_spec
 from engine.weights_file import read_weights
 from tuner.cli.options import (
     MAX_GAMES,
@@ -104,6 +100,9 @@ def _player(args: argparse.Namespace) -> tuple[str, dict[str, float], DepthPolic
     """The family, weights and depth of ``--weights``, or of ``--family``'s defaults at depth 1,
     their heuristic checked finite."""
     # here only to keep start-up fast: the engine's families are numpy code
+    from engine import finite
+    from engine.families import FamilyNotFound, get_family
+    from engine.families.registry import canonical_spec
 
     if args.weights:
         loaded = read_weights(args.weights, args.family_file, family_modules=args.family_module)
@@ -120,6 +119,7 @@ def _player(args: argparse.Namespace) -> tuple[str, dict[str, float], DepthPolic
 
 def handle(args: argparse.Namespace) -> int:
     check_args(args)
+    from engine.board import parse_board_text  # here only to keep start-up fast (numpy)
 
     board = None if args.board is None else parse_board_text(args.board)
     spec = build_spec(args)

@@ -18,7 +18,7 @@ from typing import IO
 from engine.families.registry import family_source_digest
 from engine.stats import counted
 from tuner import interrupts
-from tuner.config import AUTO, MAX_GAMES_AT_ONCE, MAX_POPSIZE, RunConfig, default_popsize
+from tuner.config import AUTO, MAX_GAMES_AT_ONCE, MAX_POPSIZE, RunConfig
 from tuner.errors import CheckpointError
 from tuner.games.evaluation import Evaluator
 from tuner.games.schedule import auto_popsize
@@ -38,6 +38,7 @@ from tuner.store import checkpoint as ckpt
 from tuner.store.checkpoint import RunState
 from tuner.store.store import DirectoryStore, RunStore
 from tuner.strategies import Strategy, StrategyStateError, restore_strategy, strategy_for
+from tuner.strategies.base import default_popsize
 
 log = logging.getLogger(__name__)
 

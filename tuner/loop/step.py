@@ -45,8 +45,7 @@ class Games:
         self.observers = observers
 
     def spec(self, weights: dict[str, float]) -> PlayerSpec:
-        search = self.config.search
-        return PlayerSpec(self.config.family, weights, search.depth, search.cutoff)
+        return self.config.player(weights)
 
     def fitness(self, results: list[GameResult]) -> Fitness:
         evaluation = self.config.evaluation

@@ -122,7 +122,7 @@ def test_a_configs_player_is_its_family_at_its_depth_and_cutoff():
     from engine.depth import NodeBudget
 
     config = load_config(QUICK).with_values({"search.depth": "nodes:5000"}, {})
-    space = SearchSpace(config)
+    space = SearchSpace(config.params)
     weights = space.weights(space.initial())
     player = config.player(weights)
     assert (player.family, player.weights, player.depth, player.cutoff) == (
