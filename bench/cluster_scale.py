@@ -49,7 +49,8 @@ from record_game_times import record_ray
 from engine.solver import GameResult
 from tuner.config import load_config, parse_config
 from tuner.games.evaluation import SolverCache
-from tuner.games.schedule import AllGames, GameTimes, SchedulePolicy, Unit, drive
+from tuner.games.policy import GameTimes, SchedulePolicy
+from tuner.games.schedule import AllGames, Unit, drive
 from tuner.loop.run import TuningRun
 
 REPO = Path(__file__).resolve().parents[1]

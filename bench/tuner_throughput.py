@@ -28,7 +28,7 @@ from pathlib import Path
 from tuner.cluster.ray_evaluator import evaluator_for
 from tuner.config import parse_config
 from tuner.games.evaluation import SerialEvaluator, play_unit, tune2048_version
-from tuner.games.schedule import DISPATCHES
+from tuner.games.policy import DISPATCHES
 from tuner.loop.run import TuningRun
 
 

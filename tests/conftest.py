@@ -98,7 +98,7 @@ class JobsEvaluator:
     def run(self, jobs, schedule, progress=None):
         from dataclasses import replace
 
-        from tuner.games.schedule import UnitSize
+        from tuner.games.policy import UnitSize
 
         while not schedule.done:
             for unit in schedule.next_units(0, UnitSize(1 << 20)):

@@ -41,7 +41,8 @@ from tuner.games.evaluation import (
     play_unit,
     tune2048_version,
 )
-from tuner.games.schedule import GameTimes, Schedule, SchedulePolicy, Unit, drive
+from tuner.games.policy import GameTimes, SchedulePolicy
+from tuner.games.schedule import Schedule, Unit, drive
 
 if TYPE_CHECKING:
     from tuner.config import RaySection

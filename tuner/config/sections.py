@@ -37,7 +37,7 @@ from tuner.config.limits import (
 )
 from tuner.errors import ConfigError
 from tuner.games.budget import AdaptiveGames, Budget, FixedGames
-from tuner.games.schedule import DISPATCHES, SchedulePolicy
+from tuner.games.policy import DISPATCHES, SchedulePolicy
 
 Read = Callable[[Checker, dict, str, str], Any]  # (check, section mapping, key, section name)
 

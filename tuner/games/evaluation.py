@@ -3,7 +3,7 @@ process (``SerialEvaluator``, here) and Ray (``tuner.cluster.ray_evaluator``).
 
 A *job* is one candidate's games. What is played when is a *schedule*'s decision
 (``tuner.games.schedule``): it hands out *units* of at most ``games_per_task`` games (``auto``:
-sized from the cluster and the measured game time, ``tuner.games.schedule.UnitSize``) and takes
+sized from the cluster and the measured game time, ``tuner.games.policy.UnitSize``) and takes
 their results back in any order, and every unit carries its job and position, so results are
 assembled in seed order whatever order the workers finish in: a run's numbers never depend on
 the number of workers. ``play`` runs the plainest schedule (every job's games); ``run`` any
@@ -27,7 +27,8 @@ from engine.errors import Tune2048Error
 from engine.families.guard import family_code_error, is_interrupt
 from engine.solver import GameResult, PlayerSpec
 from tuner.errors import EvaluationError
-from tuner.games.schedule import AllGames, GameTimes, Schedule, SchedulePolicy, Unit, drive
+from tuner.games.policy import GameTimes, SchedulePolicy
+from tuner.games.schedule import AllGames, Schedule, Unit, drive
 from tuner.ray_api import on_ray_worker
 
 log = logging.getLogger(__name__)

@@ -21,7 +21,7 @@ from tuner import interrupts
 from tuner.config import AUTO, MAX_GAMES_AT_ONCE, MAX_POPSIZE, RunConfig
 from tuner.errors import CheckpointError
 from tuner.games.evaluation import Evaluator
-from tuner.games.schedule import auto_popsize
+from tuner.games.policy import auto_popsize
 from tuner.loop.observers import (
     BestSoFar,
     Checkpoints,
@@ -46,7 +46,7 @@ __all__ = ["CMA_STOP_PREFIX", "TuningRun", "popsize_for"]
 
 
 def popsize_for(config: RunConfig, cpus: int) -> int:
-    """``cmaes.popsize`` as ``auto`` resolves it for ``cpus`` CPUs (``tuner.games.schedule.
+    """``cmaes.popsize`` as ``auto`` resolves it for ``cpus`` CPUs (``tuner.games.policy.
     auto_popsize``), in multiples of the strategy's own (a population strategy's ``factor``)."""
     scale = config.strategy.kind.scale(config.strategy.settings)  # candidates per cmaes.popsize
     smallest = default_popsize(len(config.tuned))
@@ -192,7 +192,7 @@ class TuningRun:
         return self._step(self.state)
 
     def resolve_popsize(self, cpus: int) -> None:
-        """``cmaes.popsize: auto``: the population for ``cpus`` CPUs (``tuner.games.schedule.
+        """``cmaes.popsize: auto``: the population for ``cpus`` CPUs (``tuner.games.policy.
         auto_popsize``), chosen once, before the first generation, and written into the run's
         config, so that the run, resumed on any cluster, goes on with it."""
         popsize = popsize_for(self.config, cpus)

@@ -10,7 +10,8 @@ from tuner.errors import EvaluationError
 from tuner.games.budget import AdaptiveGames
 from tuner.games.evaluation import Job, SerialEvaluator
 from tuner.games.fitness import score_fitness
-from tuner.games.schedule import DISPATCHES, GenerationGames, SchedulePolicy
+from tuner.games.policy import DISPATCHES, SchedulePolicy
+from tuner.games.schedule import GenerationGames
 from tuner.strategies.pycma_es import CMAES
 
 CLASSIC = PlayerSpec("classic", {"lost_penalty": 200000.0, "monotonicity_power": 4.0,

@@ -17,7 +17,7 @@ from engine.solver import GameResult
 from tuner.analysis.report import cluster_line
 from tuner.cli.main import main
 from tuner.config import parse_config
-from tuner.games.schedule import FILL_GAMES, FILL_SECONDS, UnitSize, auto_popsize
+from tuner.games.policy import FILL_GAMES, FILL_SECONDS, UnitSize, auto_popsize
 from tuner.loop.run import TuningRun
 from tuner.store import checkpoint as ckpt
 from tuner.store.run_dir import request_stop

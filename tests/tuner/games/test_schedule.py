@@ -13,14 +13,8 @@ import pytest
 from engine.solver import GameResult
 from tuner.games.budget import AdaptiveGames, FixedGames
 from tuner.games.fitness import score_fitness
-from tuner.games.schedule import (
-    AllGames,
-    GameTimes,
-    GenerationGames,
-    SchedulePolicy,
-    Unit,
-    UnitSize,
-)
+from tuner.games.policy import GameTimes, SchedulePolicy, UnitSize
+from tuner.games.schedule import AllGames, GenerationGames, Unit
 from tuner.games.schedule import drive as drive_on_pool
 from tuner.strategies.pycma_es import CMAES
 
