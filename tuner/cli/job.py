@@ -30,13 +30,13 @@ def show_progress(args: argparse.Namespace) -> bool:
     return not args.quiet and sys.stderr.isatty()
 
 
-def execute(run, args: argparse.Namespace, new_run=None) -> int:
+def execute(run, args: argparse.Namespace) -> int:
     """Run a ``TuningRun`` until it stops, logging to its directory's ``run.log`` too.
-    ``new_run``: the ``tuner.store.run_dir.NewRun`` of a run that has no checkpoint yet."""
+    The caller closes the run's store."""
     from tuner.cluster.ray_evaluator import evaluator_for  # Ray, once a run is ready (start-up)
 
-    check_target(run.run_dir / ckpt.LOG_FILE)  # not a FIFO (opening it would block) or a link
-    file_handler = _RunLog(run.run_dir / ckpt.LOG_FILE)
+    check_target(run.store.log_file)  # not a FIFO (opening it would block) or a link
+    file_handler = _RunLog(run.store.log_file)
     file_handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
     log.addHandler(file_handler)
     evaluator = None
@@ -103,10 +103,6 @@ def execute(run, args: argparse.Namespace, new_run=None) -> int:
             evaluator.close()
         log.removeHandler(file_handler)
         file_handler.close()
-        if new_run is not None:
-            if not run.checkpointed:
-                new_run.abandon()
-            new_run.release()
 
 
 class _RunLog(logging.FileHandler):

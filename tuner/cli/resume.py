@@ -34,21 +34,24 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     run_dir = Path(args.run_dir)
-    from tuner.store.run_dir import Lock, staging_path  # after the arguments (start-up)
+    # after the arguments: only to keep start-up fast
+    from tuner.store.run_dir import Lock, staging_path
+    from tuner.store.store import DirectoryStore
 
     if not run_dir.is_dir():
         staging = staging_path(run_dir)
         if staging.is_dir() and not staging.is_symlink():
             Lock(staging, named=run_dir).release()  # refused, naming the process, if one runs
         raise CheckpointError(f"{run_dir}: no such run directory")
-    lock = Lock(run_dir)
+    store = DirectoryStore.existing(run_dir)
     try:
-        return _resume(run_dir, args)
+        return _resume(store, args)
     finally:
-        lock.release()
+        store.close()
 
 
-def _resume(run_dir: Path, args: argparse.Namespace) -> int:
+def _resume(store, args: argparse.Namespace) -> int:
+    run_dir = store.directory
     stored = ckpt.read_stored_config(run_dir)
     state = ckpt.load_state(run_dir, stored)
     config = parse_config(stored, str(run_dir / ckpt.CONFIG_FILE), run_dir)
@@ -67,7 +70,7 @@ def _resume(run_dir: Path, args: argparse.Namespace) -> int:
     config = with_options(config, args)
     checkpoint = _identity(run_dir / ckpt.CHECKPOINT_FILE)
     try:
-        return _continue(config, run_dir, state, args)
+        return _continue(config, store, state, args)
     finally:
         # TuningRun.resume stores a changed config (an edited stop condition, --workers,
         # --address) at once, but the checkpoint keeps the old one until the next generation
@@ -82,10 +85,11 @@ def _shown(value) -> str:
     return "not set" if value is None else echo(value)
 
 
-def _continue(config, run_dir: Path, state, args: argparse.Namespace) -> int:
+def _continue(config, store, state, args: argparse.Namespace) -> int:
     from tuner.loop.run import CMA_STOP_PREFIX, TuningRun  # the engine and pycma, once known good
 
-    run = TuningRun.resume(config, run_dir, state, progress=job.show_progress(args),
+    run_dir = store.directory
+    run = TuningRun.resume(config, store, state, progress=job.show_progress(args),
                            family_changed=args.family_changed)
     if state.finished and state.cma_stop:
         criteria = state.cma_stop.removeprefix(CMA_STOP_PREFIX)

@@ -32,19 +32,16 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
 
 def handle(args: argparse.Namespace) -> int:
     config = with_options(load_config(args.config), args)
-    from tuner.store.run_dir import NewRun  # once the config is known good (start-up)
+    from tuner.store.store import DirectoryStore  # once the config is known good (start-up)
 
-    new_run = NewRun(config.run_dir, args.overwrite, _same_run(config))
+    store = DirectoryStore.new(config.run_dir, args.overwrite, _same_run(config))
     try:
         from tuner.loop.run import TuningRun  # the engine and pycma, once the config is known good
 
-        run = TuningRun.start(config, new_run.staging, progress=job.show_progress(args),
-                              place=new_run.take_place)
-    except BaseException:
-        new_run.abandon()
-        new_run.release()
-        raise
-    return job.execute(run, args, new_run)
+        run = TuningRun.start(config, store, progress=job.show_progress(args))
+        return job.execute(run, args)
+    finally:
+        store.close()  # a run that wrote no checkpoint leaves nothing behind
 
 
 def _same_run(config) -> bool:

@@ -2,8 +2,10 @@
 ``RunStore``, so that the loop never names a path.
 
 ``DirectoryStore`` is a run directory on disk (the files of ``tuner.store.checkpoint``, the stop
-request of ``tuner.store.run_dir``); a fresh run may start in a staging directory and take its
-place once its first checkpoint is written (``place``, the staging that ``--overwrite`` uses).
+request, locks and staging of ``tuner.store.run_dir``): ``DirectoryStore.new`` starts a run in a
+staging directory that takes the run directory's place once its first checkpoint is written (what
+``--overwrite`` relies on), ``DirectoryStore.existing`` locks a run to resume it; ``close`` lets
+go of both, and removes a new run that never wrote a checkpoint.
 ``MemoryStore`` is its twin in memory, with the same bytes, for benchmarks and unit tests that
 drive runs without a disk.
 """
@@ -20,6 +22,7 @@ from engine.atomic import atomic_write, remove_stale_temp_files
 from engine.weights_file import WeightsFile, parse_weights, write_weights
 from tuner.store import checkpoint as ckpt
 from tuner.store.checkpoint import RunState
+from tuner.store.run_dir import Lock, NewRun
 
 
 class RunStore(Protocol):
@@ -61,6 +64,41 @@ class DirectoryStore:
         self.directory = directory
         self._place = place
         self._checkpointed = place is None and (directory / ckpt.CHECKPOINT_FILE).exists()
+        self._new_run: NewRun | None = None
+        self._lock: Lock | None = None
+
+    @classmethod
+    def new(cls, run_dir: Path, overwrite: bool, same_config: bool) -> DirectoryStore:
+        """A fresh run for ``run_dir``, staged beside it and locked (``run_dir.NewRun``:
+        ``CheckpointError`` where ``run_dir`` holds what may not be replaced)."""
+        new_run = NewRun(run_dir, overwrite, same_config)
+        store = cls(new_run.staging, new_run.take_place)
+        store._new_run = new_run
+        return store
+
+    @classmethod
+    def existing(cls, run_dir: Path) -> DirectoryStore:
+        """The run in ``run_dir``, locked against a second ``tune`` working in it."""
+        lock = Lock(run_dir)
+        store = cls(run_dir)
+        store._lock = lock
+        return store
+
+    @property
+    def log_file(self) -> Path:
+        """``run.log``: the run's lines, as the terminal shows them."""
+        return self.directory / ckpt.LOG_FILE
+
+    def close(self) -> None:
+        """Let go of the locks; a new run that wrote no checkpoint leaves nothing behind."""
+        if self._new_run is not None:
+            if not self._checkpointed:
+                self._new_run.abandon()
+            self._new_run.release()
+            self._new_run = None
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     @property
     def checkpointed(self) -> bool:
