@@ -114,3 +114,34 @@ class JobsEvaluator:
 
     def __exit__(self, *exc_info) -> None:
         pass
+
+
+TWIN = '''
+import numpy as np
+
+from engine.families import Family, Heuristic, LineSum, Param, grid_lines, row_empty
+
+
+class {cls}(Family):
+    name = "{name}"
+    summary = "empty cells, weighted"
+    params = (Param("{param}", 2.0, 0.0, 10.0, "weight per empty cell"),)
+
+    def heuristic(self, weights):
+        return Heuristic((LineSum("shared", (weights[0] * row_empty(),)),))
+
+    def reference(self, ranks, weights):
+        rows, cols = grid_lines(ranks)
+        return float(weights[0]) * sum(line.count(0) for line in rows + cols)
+'''
+
+
+@pytest.fixture
+def twin_families(tmp_path) -> tuple[str, str]:
+    """``a/fam.py:F`` and ``b/fam.py:G``: one file name, two families (what the registry and
+    Ray's shipping must keep apart)."""
+    for folder, cls, param in (("a", "F", "alpha"), ("b", "G", "beta")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "fam.py").write_text(
+            TWIN.format(cls=cls, name=f"twin-{folder}", param=param), encoding="utf-8")
+    return f"{tmp_path}/a/fam.py:F", f"{tmp_path}/b/fam.py:G"

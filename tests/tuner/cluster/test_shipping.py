@@ -8,42 +8,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import TWIN
 
 from engine import Solver
 from engine.families import FamilyCodeError, FamilyNotFound
 from tuner.cluster.shipping import ship_family
 
-TWIN = '''
-import numpy as np
 
-from engine.families import Family, Heuristic, LineSum, Param, grid_lines, row_empty
-
-
-class {cls}(Family):
-    name = "{name}"
-    summary = "empty cells, weighted"
-    params = (Param("{param}", 2.0, 0.0, 10.0, "weight per empty cell"),)
-
-    def heuristic(self, weights):
-        return Heuristic((LineSum("shared", (weights[0] * row_empty(),)),))
-
-    def reference(self, ranks, weights):
-        rows, cols = grid_lines(ranks)
-        return float(weights[0]) * sum(line.count(0) for line in rows + cols)
-'''
-
-
-def twins(tmp_path: Path) -> tuple[str, str]:
-    """``a/fam.py:F`` and ``b/fam.py:G``: one file name, two families."""
-    for folder, cls, param in (("a", "F", "alpha"), ("b", "G", "beta")):
-        (tmp_path / folder).mkdir()
-        (tmp_path / folder / "fam.py").write_text(
-            TWIN.format(cls=cls, name=f"twin-{folder}", param=param), encoding="utf-8")
-    return f"{tmp_path}/a/fam.py:F", f"{tmp_path}/b/fam.py:G"
-
-
-def test_two_family_files_of_one_name_ship_to_workers_under_different_names(tmp_path):
-    spec_a, spec_b = twins(tmp_path)
+def test_two_family_files_of_one_name_ship_to_workers_under_different_names(twin_families,
+                                                                           tmp_path):
+    spec_a, spec_b = twin_families
     (shipped_a, worker_a), (shipped_b, worker_b) = ship_family(spec_a), ship_family(spec_b)
     assert Path(shipped_a).name != Path(shipped_b).name
     assert worker_a.endswith(".fam:F") and worker_b.endswith(".fam:G")
