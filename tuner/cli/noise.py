@@ -10,7 +10,7 @@ from engine.echo import shorten
 from tuner.cli.options import (
     MAX_GAMES,
     UsageError,
-    add_depth_option,
+    add_config_options,
     check_int,
     ray_options,
     with_options,
@@ -27,7 +27,7 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
                      "noisy its fitness is and how reliably its games rank the candidates."),
     )
     parser.add_argument("--config", metavar="FILE", help="run config (required)")
-    add_depth_option(parser, "search depth (default: the config's search.depth)")
+    add_config_options(parser, "search", what="search depth (default: the config's search.depth)")
     parser.add_argument("--games", type=int, default=200, metavar="N",
                         help=f"games of the initial point, 2 to {MAX_GAMES:,} (default 200)")
     parser.add_argument("--generation-games", type=int, metavar="N",

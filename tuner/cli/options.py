@@ -16,7 +16,9 @@ from __future__ import annotations
 import argparse
 import errno
 import math
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from engine.defaults import DEFAULT_CUTOFF
 from engine.depth import DepthError, DepthPolicy, parse_depth
@@ -29,12 +31,44 @@ if TYPE_CHECKING:
 
 MAX_GAMES = 1_000_000  # games one command plays per player (results are kept in memory)
 MAX_SEED = 2**64 - 1  # game seeds are 64-bit
-# the config key each option sets where a command applies it to a config (``with_options``)
-OVERRIDES = {"workers": "ray.workers", "address": "ray.address", "depth": "search.depth"}
 # An OSError the machine, not tune, is to blame for: printed as one line (exit status 1) where it
 # is met, e.g. a disk that fills while a run starts; any other stays a bug with its traceback.
 ENVIRONMENT_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS,
                                 errno.EACCES, errno.EPERM, errno.EIO})
+
+
+@dataclass(frozen=True)
+class ConfigOption:
+    """A command-line option that sets a config key: declared here once, it is added to every
+    command that takes its section's options (``ray_options``, ``search_options``), applied by
+    ``with_options`` and read by the config's own checks. ``help`` may name ``{default}`` (the
+    command's default) and ``{what}`` (what the command does with it)."""
+
+    flag: str
+    key: str
+    metavar: str
+    help: str
+    type: Callable[[str], Any] = str
+
+    @property
+    def dest(self) -> str:
+        return self.flag.removeprefix("--").replace("-", "_")
+
+
+CONFIG_OPTIONS = (
+    ConfigOption("--workers", "ray.workers", "N",
+                 f"local Ray worker CPUs, 1 to {MAX_WORKERS} (default: {{default}})", int),
+    ConfigOption("--address", "ray.address", "ADDRESS", "join a Ray cluster: 'auto' or HOST:PORT"),
+    ConfigOption("--depth", "search.depth", "POLICY", "{what}: D, auto, auto:cap=N or nodes:N"),
+)
+
+
+def add_config_options(parser: argparse.ArgumentParser, section: str, **values: str) -> None:
+    """The ``CONFIG_OPTIONS`` of a config section, their help filled in with ``values``."""
+    for option in CONFIG_OPTIONS:
+        if option.key.startswith(f"{section}."):
+            parser.add_argument(option.flag, type=option.type, metavar=option.metavar,
+                                help=option.help.format(**values))
 
 
 class UsageError(BadInput):
@@ -65,11 +99,7 @@ def verbosity(default=argparse.SUPPRESS) -> argparse.ArgumentParser:
 def ray_options(workers_default: str = "all cores") -> argparse.ArgumentParser:
     """``--workers`` and ``--address``: where games are played."""
     parent = argparse.ArgumentParser(add_help=False)
-    parent.add_argument("--workers", type=int, metavar="N",
-                        help=f"local Ray worker CPUs, 1 to {MAX_WORKERS} (default: "
-                             f"{workers_default})")
-    parent.add_argument("--address", metavar="ADDRESS",
-                        help="join a Ray cluster: 'auto' or HOST:PORT")
+    add_config_options(parent, "ray", default=workers_default)
     return parent
 
 
@@ -86,13 +116,6 @@ def trusted_families() -> argparse.ArgumentParser:
     return parent
 
 
-def add_depth_option(parser: argparse.ArgumentParser, depth_help: str) -> None:
-    """``--depth``: a fixed depth or a depth policy (``engine.depth``), read by
-    ``check_depth``."""
-    parser.add_argument("--depth", metavar="POLICY",
-                        help=f"{depth_help}: D, auto, auto:cap=N or nodes:N")
-
-
 def check_depth(value: str | None) -> DepthPolicy | None:
     """``--depth`` as a policy (None: not given); ``UsageError`` saying what is wrong."""
     if value is None:
@@ -106,7 +129,7 @@ def check_depth(value: str | None) -> DepthPolicy | None:
 def search_options(depth_help: str) -> argparse.ArgumentParser:
     """``--depth`` and ``--cutoff``: how deep the games search."""
     parent = argparse.ArgumentParser(add_help=False)
-    add_depth_option(parent, depth_help)
+    add_config_options(parent, "search", what=depth_help)
     parent.add_argument("--cutoff", type=float, default=DEFAULT_CUTOFF, metavar="P",
                         help="probability cutoff, in [0, 1) (0: exact; default "
                              f"{DEFAULT_CUTOFF:g})")
@@ -138,6 +161,6 @@ def with_options(config: RunConfig | RaySection,
     command line gives in place of its keys: ``--workers``, ``--address``, and ``--depth`` for
     a config. The config's own checks read the result, so a value is refused as it would be in
     the file, in a line that names the option (``ConfigError``)."""
-    given = {key: getattr(args, option) for option, key in OVERRIDES.items()
-             if getattr(args, option, None) is not None}
-    return config.with_values(given, {key: f"--{option}" for option, key in OVERRIDES.items()})
+    given = {option.key: getattr(args, option.dest) for option in CONFIG_OPTIONS
+             if getattr(args, option.dest, None) is not None}
+    return config.with_values(given, {option.key: option.flag for option in CONFIG_OPTIONS})
