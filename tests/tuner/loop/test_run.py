@@ -21,10 +21,12 @@ from tuner.config import parse_config
 from tuner.errors import CheckpointError, ConfigError
 from tuner.games.evaluation import SerialEvaluator
 from tuner.games.seeds import training_seeds, validation_seeds
+from tuner.loop.observers import Observer
 from tuner.loop.run import TuningRun
 from tuner.loop.step import GenerationStep
 from tuner.loop.validation import validate
 from tuner.store import checkpoint as ckpt
+from tuner.store.store import MemoryStore
 
 OPTIMUM = {"monotonicity_weight": 60.0, "merges_weight": 900.0, "empty_weight": 300.0}
 
@@ -377,3 +379,41 @@ def test_a_strategy_state_from_other_library_versions_is_refused_saying_which(tm
         TuningRun.resume(config, run.run_dir, ckpt.load_state(run.run_dir), progress=False)
     assert str(info.value).startswith(f"{run.run_dir / ckpt.CHECKPOINT_FILE}: ")
     assert message in str(info.value) and "\n" not in str(info.value)
+
+
+class Watching(Observer):
+    """An observer from outside: what a bench or a live status would see of a run."""
+
+    def __init__(self):
+        self.phases: list[tuple[str, int]] = []
+        self.played = 0
+        self.records = []
+        self.validated = []
+
+    def games_started(self, label, total, up_to):
+        self.phases.append((label, total))
+
+    def games_played(self, count):
+        self.played += count
+
+    def generation_ended(self, record, state):
+        self.records.append((record, len(state.history)))
+
+    def validation_ended(self, rows, winner, state):
+        self.validated.append((rows, winner, state.finished))
+
+
+def test_an_observer_given_to_a_run_sees_every_generation_and_the_validation(tmp_path):
+    config = parse_config(config_dict(tmp_path, **{"cmaes.max_generations": 2}), "test")
+    watching = Watching()
+    state = TuningRun.start(config, MemoryStore(), progress=False).run(SyntheticEvaluator(),
+                                                                      [watching])
+    assert [record.row for record, _ in watching.records] == state.history
+    assert [seen for _, seen in watching.records] == [1, 2]  # the state holds the record
+    assert [record.generation for record, _ in watching.records] == [1, 2]
+    assert all(sum(record.played) == record.spent.games for record, _ in watching.records)
+    [(rows, winner, finished)] = watching.validated
+    assert finished and winner in rows and winner.fitness.value == max(r.fitness.value
+                                                                       for r in rows)
+    assert watching.phases[0][0] == "gen 1 of 2" and watching.phases[-1][0] == "validation"
+    assert watching.played == state.games + len(rows) * config.validation.games
