@@ -54,7 +54,7 @@ CTRL_C_WHILE_LOADING = textwrap.dedent("""
 
     class CtrlCOnImport(importlib.abc.MetaPathFinder):
         def find_spec(self, name, path, target=None):
-            if name == "engine.board":  # one of the modules tuner.cli.main loads
+            if name == "engine.families.classic":  # one of the modules `tune families` loads
                 os.kill(os.getpid(), signal.SIGINT)
                 time.sleep(0.1)
             return None
