@@ -1,22 +1,15 @@
 """Refactoring keeps every result: each shipped config (and each strategy), capped to three
 generations at its own seed, writes the same ``history.csv``, ``validation.csv`` and
 ``best.yaml`` byte for byte as the golden runs in ``tests/data/golden/`` (written before the
-tuner's redesign by ``tests/data/golden/make_golden.py``); and a checkpoint that tune2048 wrote
+tuner's redesign by ``tests/golden_runs.py``); and a checkpoint that tune2048 wrote
 before the redesign (one per strategy, after generation 1) resumes to the same files."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
+from golden_runs import GOLDEN, GOLDEN_FILES, golden_configs, play_golden
 
 from tuner.config import parse_config
-
-GOLDEN = Path(__file__).resolve().parents[2] / "data" / "golden"
-sys.path.insert(0, str(GOLDEN))
-
-from golden_runs import GOLDEN_FILES, golden_configs, play_golden
 
 CONFIGS = golden_configs()
 

@@ -1,4 +1,13 @@
-"""The golden runs' configs and how one is played (shared by the maker and the test)."""
+"""The golden runs: every shipped config (and one variant per strategy, one that re-evaluates its
+best), capped to a few generations, run in this process at its own seed. They were written
+before the tuner's redesign; ``tests/tuner/loop/test_golden.py`` replays each and compares
+``history.csv``, ``validation.csv`` and ``best.yaml`` byte for byte.
+
+Run this file only to add a config: it refuses to replace a golden run that exists, since those
+files are what a refactoring must reproduce.
+
+    python tests/golden_runs.py
+"""
 
 from __future__ import annotations
 
@@ -11,7 +20,8 @@ import yaml
 
 from engine import yaml_text
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[1]
+GOLDEN = REPO / "tests" / "data" / "golden"
 GOLDEN_FILES = ("history.csv", "validation.csv", "best.yaml")
 CAPS = {
     ("cmaes", "max_generations"): 3,
@@ -99,3 +109,21 @@ def play_golden(config: dict, workdir: Path, checkpoint: Path | None = None) -> 
         produced = {name: (run.run_dir / name).read_bytes() for name in GOLDEN_FILES}
     shutil.rmtree(workdir)
     return produced
+
+
+def main() -> int:
+    for name, config in golden_configs().items():
+        target = GOLDEN / name
+        if target.exists():
+            print(f"{target}: kept (exists)")
+            continue
+        produced = play_golden(config, GOLDEN / f".{name}.tmp")
+        target.mkdir()
+        for file in GOLDEN_FILES:
+            (target / file).write_bytes(produced[file])
+        print(f"{target}: written")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
