@@ -122,7 +122,7 @@ class SimulatedCluster:
         self.workers = cpus
         self.games = games
         self.costs = ray_costs
-        self.policy = policy if isinstance(policy, SchedulePolicy) else SchedulePolicy(policy)
+        self.policy = SchedulePolicy.of(policy)
         self.times = GameTimes()
         self.free_at = [(0.0, cpu) for cpu in range(cpus)]  # a heap: when each CPU is next free
         self.built = [SolverCache() for _ in range(cpus)]  # each CPU's worker's players

@@ -93,7 +93,7 @@ class RayEvaluator(_Backend):
         families: Sequence[str] = (),
         connect_timeout: float = 60.0,
     ):
-        self.policy = policy if isinstance(policy, SchedulePolicy) else SchedulePolicy(policy)
+        self.policy = SchedulePolicy.of(policy)
         self.times = GameTimes()
         self.max_retries = max_retries
         self.no_worker_timeout = no_worker_timeout

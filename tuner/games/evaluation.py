@@ -165,7 +165,7 @@ class SerialEvaluator(_Backend):
     has an idle CPU, so a schedule never speculates here."""
 
     def __init__(self, policy: SchedulePolicy | int | str = 16):
-        self.policy = policy if isinstance(policy, SchedulePolicy) else SchedulePolicy(policy)
+        self.policy = SchedulePolicy.of(policy)
         self.times = GameTimes()
         self.workers = 1
 

@@ -32,6 +32,11 @@ class SchedulePolicy:
             raise ValueError(f"dispatch {self.dispatch!r}: expected one of "
                              f"{', '.join(DISPATCHES)}")
 
+    @classmethod
+    def of(cls, policy: SchedulePolicy | int | str) -> SchedulePolicy:
+        """``policy`` itself, or a policy of that many games per unit (``auto``), pipelined."""
+        return policy if isinstance(policy, SchedulePolicy) else cls(policy)
+
     @property
     def speculates(self) -> bool:
         return self.dispatch == "pipelined"

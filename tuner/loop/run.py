@@ -144,6 +144,7 @@ class TuningRun:
         ``observers`` watch it beside the run's own (files, log lines, progress bars)."""
         self.evaluator = evaluator
         self.observers = Observers([*self.own_observers(), *observers])
+        self._step = None  # a step built before (by ``step``) would report to the old observers
         if self.strategy is None:
             self.resolve_popsize(evaluator.workers)
         if self.state.generation:  # only a resumed run starts past generation 0
