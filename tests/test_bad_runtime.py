@@ -436,6 +436,53 @@ def test_a_disk_full_after_a_checkpoint_keeps_it_and_says_how_to_resume(work):
     assert ckpt.load_state(run_dir).finished
 
 
+@pytest.mark.parametrize("full_at", ["config.yaml:1", "*:1"])
+def test_a_disk_full_as_a_resume_records_its_options_says_how_to_run_it_again(
+        stopped_run, work, full_at):
+    # --workers changes the stored config, written before anything else: the resume stops
+    # there, puts nothing in place, and says which command to run again, options and all
+    run_dir = copy_run(stopped_run, work)
+    before = snapshot(work)
+    result = tune(["resume", run_dir, "--workers", "2"], work, SERIAL, FULL_DISK,
+                  TUNE_TEST_FULL_AT=full_at)
+    line = error_line(result, EXIT_FAILURE, advice=1)
+    assert line.endswith("config.yaml: No space left on device: make room (or fix the "
+                         "permissions), then run it again:"), line
+    assert result.stderr.splitlines()[-1] == f"  tune resume {run_dir} --workers 2"
+    assert snapshot(work) == before
+    again = tune(["resume", run_dir, "--workers", "2", "--quiet"], work, SERIAL)
+    assert again.returncode == 0, again.stderr  # the advice works once there is room
+
+
+def test_a_disk_full_after_a_resume_changed_its_config_names_the_kept_generation(
+        stopped_run, work):
+    run_dir = copy_run(stopped_run, work)
+    result = tune(["resume", run_dir, "--workers", "2"], work, SERIAL, FULL_DISK,
+                  TUNE_TEST_FULL_AT="history.csv:1")
+    line = error_line(result, EXIT_FAILURE, advice=1)
+    assert "the checkpoint of generation 1 is kept" in line, line
+    assert result.stderr.splitlines()[-1] == f"  tune resume {run_dir}"
+    # the full disk kept the resume from putting the stored config back: the run still resumes
+    resumed = tune(["resume", run_dir, "--quiet"], work, SERIAL)
+    assert resumed.returncode == 0, resumed.stderr
+    assert ckpt.load_state(work / run_dir).finished
+
+
+def test_a_finished_run_without_its_best_file_is_not_said_to_have_one(stopped_run, work):
+    from tuner.loop.run import CMA_STOP_PREFIX
+
+    run_dir = copy_run(stopped_run, work)
+    state = ckpt.load_state(work / run_dir)
+    state.finished, state.cma_stop = True, CMA_STOP_PREFIX + "tolfun"
+    ckpt.save_state(work / run_dir, state)
+    (work / run_dir / ckpt.BEST_FILE).unlink()
+    result = tune(["resume", run_dir], work, SERIAL)
+    assert result.returncode == 0, result.stderr
+    assert "pycma's own stop criteria ended it (tolfun)" in result.stdout
+    assert "best.yaml and validation.csv are missing" in result.stdout, result.stdout
+    assert "best weights are in" not in result.stdout
+
+
 # ================================================================================================
 # Two tune processes on one run directory: the second says which process holds it
 # ================================================================================================
@@ -568,6 +615,19 @@ def test_a_real_second_run_waits_for_no_one(work):
     ({"ray__connect_timeout": 0}, "ray.connect_timeout: expected a number > 0.0"),
     ({"params__merges_weight": {"init": 1, "low": 5e-324, "high": 1.7e308, "scale": "log"}},
      "params.merges_weight.high"),
+    # checked on the values a run resolves: auto's least population, a strategy's settings
+    # against the population, the race's interval as it is computed
+    ({"cmaes__popsize": "auto", "cmaes__restarts": 10, "evaluation__games": 100_000},
+     ("cmaes.popsize: a generation would hold 716,800,000 game results at once (popsize auto, "
+      "at least pycma's default of 7, doubled by 10 restarts")),
+    ({"strategy__name": "uh-cma-es", "strategy__reevaluate": 50},
+     "strategy.reevaluate: 50 is more than the 6 candidates of a generation: at most 6"),
+    ({"strategy__name": "uh-cma-es", "strategy__reevaluate": 8, "cmaes__popsize": "auto"},
+     "strategy.reevaluate: 8 is more than the 7 candidates"),
+    ({"strategy__name": "lra-cma-es", "cmaes__popsize": 3},
+     "cmaes.popsize: lra-cma-es needs at least 4 candidates a generation (two parents), got 3"),
+    ({"evaluation__games": {"min": 2, "max": 8, "confidence": 0.9999999999999999}},
+     "evaluation.games.confidence: 0.9999999999999999 is too close to 1"),
 ])
 def test_a_value_that_would_fail_later_is_refused_before_anything_is_written(
         stopped_run, work, changes, expected):

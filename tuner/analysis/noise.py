@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from engine.stats import Z95, counted, readable
 from tuner.config import AUTO, RunConfig
+from tuner.config.limits import MAX_GAMES
 from tuner.errors import ConfigError
 from tuner.games.fitness import Fitness
 from tuner.games.seeds import noise_seeds
@@ -43,9 +44,15 @@ class Measured:
     popsize: int
 
 
-def recommend_games(mean: float, per_game_sd: float, target: float) -> int:
-    """Games per candidate so that sd / sqrt(n) <= target * |mean| (mean must not be 0)."""
-    return max(1, math.ceil((per_game_sd / (target * abs(mean))) ** 2))
+def recommend_games(mean: float, per_game_sd: float, target: float) -> int | None:
+    """Games per candidate so that sd / sqrt(n) <= target * |mean| (mean must not be 0); None
+    where that is more than a config may ask (``MAX_GAMES``), a tiny target's infinity included."""
+    if per_game_sd == 0:
+        return 1
+    root = per_game_sd / (target * abs(mean)) if target * abs(mean) > 0 else math.inf
+    if root > math.sqrt(MAX_GAMES):  # also keeps the square below float's overflow
+        return None
+    return max(1, min(MAX_GAMES, math.ceil(root**2)))
 
 
 def candidate_spread(candidates: tuple[Fitness, ...]) -> float:
@@ -93,7 +100,8 @@ def measure(config: RunConfig, games: int, generation_games: int) -> Measured:
     space = SearchSpace(config.params)
     with evaluator_for(config.ray, [config.family]) as evaluator:
         if config.cmaes.popsize == AUTO:
-            config = config.with_popsize(popsize_for(config, evaluator.workers))
+            cpus = evaluator.workers
+            config = config.with_popsize(popsize_for(config, cpus), cpus)
         jobs = [Job(0, config.player(space.weights(space.initial())),
                     tuple(noise_seeds(config.run.seed, games)))]
         if generation_games:
@@ -131,8 +139,10 @@ def format_noise(config: RunConfig, measured: Measured, target: float) -> str:
         lines.append(f"configured games per candidate{label}: {games:,} -> relative standard "
                      f"error {per_game_sd / math.sqrt(games) / abs(fit.value):.3f}")
     needed = recommend_games(fit.value, per_game_sd, target)
-    lines.append(f"recommended games per candidate for a {target:.1%} standard error: "
-                 f"{needed:,}")
+    shown = f"{target:.1%}" if target >= 0.001 else f"{100 * target:.2g}%"  # never "0.0%"
+    lines.append(f"recommended games per candidate for a {shown} standard error: " + (
+        f"{needed:,}" if needed is not None else
+        f"more than {MAX_GAMES:,}, the most evaluation.games allows: out of reach"))
     if measured.candidates:
         lines += format_generation(config, measured, budget.first)
     return "\n".join(lines)

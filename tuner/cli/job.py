@@ -125,8 +125,11 @@ def start_again(run, args: argparse.Namespace) -> str:
 
 
 def _checkpointed_generation(run_dir) -> str:
-    """The generation of the checkpoint on disk ('?' if it cannot be read)."""
+    """The generation of the checkpoint on disk ('?' if it cannot be read). Not checked
+    against config.yaml: a resume with changed options has written its own config there, which
+    it puts back only as it exits, after this is said."""
+    path = run_dir / ckpt.CHECKPOINT_FILE
     try:
-        return str(ckpt.load_state(run_dir).generation)
-    except BadInput:
+        return str(ckpt.decode_state(path.read_bytes(), path).generation)
+    except (BadInput, OSError, AttributeError):  # unreadable, or not a run's state
         return "?"

@@ -13,6 +13,7 @@ FILE`` and ``tune resume RUN_DIR``, with the same options.
 
 from __future__ import annotations
 
+import shlex
 import signal
 import sys
 
@@ -161,7 +162,8 @@ def _main(argv: list[str], program: bool) -> int:
         if err.errno not in ENVIRONMENT_ERRORS:
             raise  # a bug: keep the traceback
         where = f"{err.filename}: " if err.filename else ""
-        print(f"tune: error: {where}{err.strerror}", file=sys.stderr)
+        print(f"tune: error: {where}{err.strerror}: make room (or fix the permissions), then "
+              f"run it again:\n  {shlex.join(['tune', *argv])}", file=sys.stderr)
         return Failure.exit_code
 
 

@@ -94,8 +94,7 @@ def _continue(config, store, state, args: argparse.Namespace) -> int:
     if state.finished and state.cma_stop:
         criteria = state.cma_stop.removeprefix(CMA_STOP_PREFIX)
         print(f"{run_dir}: the run has finished: pycma's own stop criteria ended it "
-              f"({criteria}), so it cannot be continued; its best weights are in "
-              f"{run_dir / ckpt.BEST_FILE}")
+              f"({criteria}), so it cannot be continued; {_best_weights(run_dir)}")
         return 0
     if state.finished and run.stop_reason() is not None:
         print(f"{run_dir}: the run has finished ({state.stop_reason}); to continue it, copy "
@@ -103,6 +102,16 @@ def _continue(config, store, state, args: argparse.Namespace) -> int:
               f"cmaes.max_games there, and run: tune resume {run_dir} --config edited.yaml")
         return 0
     return job.execute(run, args)
+
+
+def _best_weights(run_dir: Path) -> str:
+    """Where a finished run's validated weights are, said only of files that are there."""
+    best, table = run_dir / ckpt.BEST_FILE, run_dir / ckpt.VALIDATION_FILE
+    if best.is_file():
+        return f"its best weights are in {best}"
+    if table.is_file():
+        return f"its {ckpt.BEST_FILE} is missing; {table} lists the validated candidates"
+    return f"its {ckpt.BEST_FILE} and {ckpt.VALIDATION_FILE} are missing"
 
 
 def _identity(path: Path) -> tuple[int, int, int] | None:

@@ -21,7 +21,7 @@ code, are imported where a config is parsed, each import saying so.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -109,9 +109,12 @@ class RunConfig:
         return Shared(seed=self.run.seed, sigma0=self.cmaes.sigma0, popsize=self.cmaes.popsize,
                       restarts=self.cmaes.restarts, games=self.evaluation.games)
 
-    def with_popsize(self, popsize: int) -> RunConfig:
-        """This config with ``cmaes.popsize`` resolved (``auto``, once a run knows its CPUs)."""
-        return replace(self, cmaes=replace(self.cmaes, popsize=popsize))
+    def with_popsize(self, popsize: int, cpus: int) -> RunConfig:
+        """This config with ``cmaes.popsize: auto`` resolved for ``cpus`` CPUs, read again by
+        every check of a config, as if the number had been written (``ConfigError``)."""
+        where = f"{self.source}: cmaes.popsize (auto, resolved to {popsize:,} for " \
+                f"{cpus:,} CPU{'s' if cpus != 1 else ''})"
+        return self.with_values({"cmaes.popsize": popsize}, {"cmaes.popsize": where})
 
     def player(self, weights: dict[str, float]) -> PlayerSpec:
         """The player this config's run plays at ``weights``: its family, depth and cutoff."""
@@ -214,7 +217,7 @@ def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".",
     if strategy is not None and not check.problems:
         strategy.cross_check(check, sections)
     if not check.problems:
-        _check_games_at_once(check, params, sections, strategy)
+        _check_population(check, params, sections, strategy)
     if check.problems:
         raise ConfigError("\n".join(check.problems))
     from engine.families.registry import canonical_spec  # here only to keep start-up fast
@@ -223,27 +226,31 @@ def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".",
                      run=run, strategy=strategy, **sections)
 
 
-def _check_games_at_once(check: Checker, params: tuple[ParamSpec, ...], sections: dict,
-                         strategy: StrategySection) -> None:
-    """Every game result of a generation, and of the final validation, is held until it is
-    scored: refuse a config whose numbers would hold more than ``MAX_GAMES_AT_ONCE``, which
-    would otherwise exhaust memory hours into a run."""
+def _check_population(check: Checker, params: tuple[ParamSpec, ...], sections: dict,
+                      strategy: StrategySection) -> None:
+    """What a run's population must allow, checked on the population it starts with: a number,
+    pycma's default where it is not set, and for ``auto`` the least it resolves to (pycma's
+    default; more only where the CPUs ask for it, and never more than ``MAX_GAMES_AT_ONCE``
+    allows, ``tuner.loop.run.popsize_for``). Every game result of a generation is held until it
+    is scored: a population that would hold more than ``MAX_GAMES_AT_ONCE`` is refused, as it
+    would exhaust memory hours into a run; and the strategy says what its settings cannot do
+    with that many candidates (``StrategyKind.unfit``)."""
     cmaes = sections["cmaes"]
     games = strategy.kind.most(sections["evaluation"].games.most, strategy.settings)
-    if cmaes.popsize == AUTO:
-        return _check_validation_at_once(check, sections["validation"])  # auto stays within
     from tuner.strategies.base import default_popsize  # numpy code: when asked (start-up)
 
     tuned = sum(p.tuned for p in params)
     # pycma's default population, 4 + 3 ln(n), times the strategy's; every restart doubles it
     scale = strategy.kind.scale(strategy.settings)
-    base = cmaes.popsize or default_popsize(tuned)
+    numbered = isinstance(cmaes.popsize, int)
+    base = cmaes.popsize if numbered else default_popsize(tuned)
     popsize = base * scale
     largest = popsize * 2**cmaes.restarts
     if largest * games > MAX_GAMES_AT_ONCE:
         population = (
             f"a population of {popsize:,} ({scale} x {base:,}, strategy {strategy.name})"
-            if scale > 1 else f"popsize {popsize:,}" if cmaes.popsize else
+            if scale > 1 else f"popsize {popsize:,}" if numbered else
+            f"popsize {AUTO}, at least pycma's default of {popsize:,}" if cmaes.popsize else
             f"pycma's default popsize of {popsize:,}") + (
             f", doubled by {cmaes.restarts} restart{'s' if cmaes.restarts > 1 else ''} to "
             f"{largest:,}" if cmaes.restarts else "")
@@ -251,6 +258,9 @@ def _check_games_at_once(check: Checker, params: tuple[ParamSpec, ...], sections
                       f"a generation would hold {largest * games:,} game results at once "
                       f"({population}, times {games:,} games); at most "
                       f"{MAX_GAMES_AT_ONCE:,}: lower games, popsize or restarts")
+    unfit = strategy.kind.unfit(strategy.settings, popsize)
+    if unfit is not None:
+        check.problem(*unfit)
     _check_validation_at_once(check, sections["validation"])
 
 

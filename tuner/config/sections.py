@@ -36,7 +36,7 @@ from tuner.config.limits import (
     is_address,
 )
 from tuner.errors import ConfigError
-from tuner.games.budget import AdaptiveGames, Budget, FixedGames
+from tuner.games.budget import AdaptiveGames, Budget, FixedGames, interval_z
 from tuner.games.policy import DISPATCHES, SchedulePolicy
 
 Read = Callable[[Checker, dict, str, str], Any]  # (check, section mapping, key, section name)
@@ -113,6 +113,12 @@ def _read_games(check: Checker, mapping: dict, name: str, path: str) -> Budget |
     tolerance = check.number(raw, "tolerance", path, default=0.1, low=0.0, high=1.0,
                              open_high=True)
     if len(check.problems) > before:
+        return None
+    try:
+        interval_z(confidence)  # what the race computes each round
+    except ValueError:
+        check.problem(f"{path}.confidence", f"{confidence!r} is too close to 1 for an interval "
+                                            "in floating point: at most 0.9999999999999998")
         return None
     if least >= most:
         check.problem(path, f"min ({least}) must be below max ({most}); for the same games for "

@@ -105,13 +105,20 @@ class AdaptiveGames:
 Budget = FixedGames | AdaptiveGames
 
 
+def interval_z(confidence: float) -> float:
+    """The standard errors either side of an estimate that a two-sided interval of
+    ``confidence`` spans; ``ValueError`` for a confidence so close to 1 that floating point
+    rounds the interval's upper tail to nothing (above 1 - 2**-52)."""
+    return NormalDist().inv_cdf((1 + confidence) / 2)  # StatisticsError is a ValueError
+
+
 def undecided(fits: Sequence[Fitness], rank_weights: Sequence[float], confidence: float,
               tolerance: float) -> list[int]:
     """The candidates whose possible ranks carry weights more than ``tolerance`` of the whole
     range apart. ``rank_weights``: what each rank counts for, best rank first."""
     if len(rank_weights) != len(fits):
         raise ValueError(f"{len(rank_weights)} rank weights for {len(fits)} candidates")
-    z = NormalDist().inv_cdf((1 + confidence) / 2)
+    z = interval_z(confidence)
     low = [f.value - z * f.stderr for f in fits]
     high = [f.value + z * f.stderr for f in fits]
     span = max(rank_weights) - min(rank_weights)

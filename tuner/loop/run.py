@@ -197,7 +197,7 @@ class TuningRun:
         auto_popsize``), chosen once, before the first generation, and written into the run's
         config, so that the run, resumed on any cluster, goes on with it."""
         popsize = popsize_for(self.config, cpus)
-        self.config = self.config.with_popsize(popsize)
+        self.config = self.config.with_popsize(popsize, cpus)
         self.state.config = self.config.resolved()
         self.store.write_config(self.state.config)
         self.strategy = new_strategy(self.config, self.space)

@@ -40,7 +40,7 @@ import yaml
 
 from engine.atomic import atomic_write
 from tuner import pickles
-from tuner.config import read_document
+from tuner.config import RESUMABLE_CHANGES, changed_keys, read_document
 from tuner.errors import CheckpointError, ConfigError
 
 CHECKPOINT_FORMAT = "tune2048-checkpoint"
@@ -160,7 +160,11 @@ def load_state(run_dir: Path, stored: dict[str, Any] | None = None) -> RunState:
         raise CheckpointError(f"{path}: checkpoint holds no run state")
     if stored is None:
         stored = read_stored_config(run_dir)
-    if state.config != stored:
+    # a resume writes what it may change (a stop condition, the Ray settings) into config.yaml
+    # before its first checkpoint, and puts the old back if it ends before one: where it could
+    # not (a full disk), the two differ in those keys only, and are still one run
+    if not isinstance(state.config, dict) or any(
+            key not in RESUMABLE_CHANGES for key in changed_keys(state.config, stored)):
         raise CheckpointError(
             f"{path}: checkpoint belongs to another run than {run_dir / CONFIG_FILE} "
             f"(run {state.config.get('run', {}).get('name')!r})"

@@ -109,7 +109,10 @@ class StrategyKind:
     returned; ``load(state)``: a strategy from what its ``dumps`` put in the envelope
     (``envelope``). ``factor``: the key of its settings that multiplies its population
     (``scale``). ``most(games, settings)``: the most games one candidate can play in a
-    generation."""
+    generation. ``unfit(settings, population)``: what its settings cannot do with a first
+    generation of ``population`` candidates (``cmaes.popsize`` resolved, times ``scale``), as
+    ``(key path, problem)``, or None; the config asks it of every population a run can start
+    with, ``auto``'s included."""
 
     name: str
     summary: str
@@ -121,6 +124,8 @@ class StrategyKind:
         default=lambda check, section, games: {})
     factor: str | None = None
     most: Callable[[int, Settings], int] = field(default=lambda games, settings: games)
+    unfit: Callable[[Settings, int], tuple[str, str] | None] = field(
+        default=lambda settings, population: None)
     restarts: bool = True  # whether it can restart (cmaes.restarts)
     implied: bool = False  # what evaluation.games alone names, for its form of games
     # whether evaluation.reevaluate_best may play its best candidates again: not where it

@@ -111,6 +111,18 @@ def read(check, section, games) -> dict:
     return {}
 
 
+MIN_POPULATION = 4  # two parents: with one, the cmaes package's rank-mu rate is 0, and divides
+
+
+def unfit(settings, population: int) -> tuple[str, str] | None:
+    """A population whose best half is one candidate: the cmaes package's update divides by
+    zero and the search goes on with infinite learning rates."""
+    if population < MIN_POPULATION:
+        return ("cmaes.popsize", (f"lra-cma-es needs at least {MIN_POPULATION} candidates a "
+                                  f"generation (two parents), got {population}"))
+    return None
+
+
 def create(settings, shared, space) -> LearningRateAdaptation:
     return LearningRateAdaptation(space.initial(), shared.sigma0,
                                   shared.population(space.dimension), shared.seed, shared.games)
@@ -124,5 +136,6 @@ KIND = StrategyKind(
     create=create,
     load=LearningRateAdaptation.loads,
     read=read,
+    unfit=unfit,
     restarts=False,
 )

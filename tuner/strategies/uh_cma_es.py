@@ -117,6 +117,16 @@ def read(check, section, games) -> dict:
     return {"min_games": least, "max_games": most, "reevaluate": reevaluate}
 
 
+def unfit(settings, population: int) -> tuple[str, str] | None:
+    """More candidates to look at again than a generation has: nothing to choose them from."""
+    reevaluate = settings["reevaluate"]
+    if reevaluate != "auto" and reevaluate > population:
+        return ("strategy.reevaluate", (f"{reevaluate} is more than the {population} "
+                                        f"candidates of a generation: at most {population}, "
+                                        "or auto"))
+    return None
+
+
 def create(settings, shared, space) -> UncertaintyHandling:
     reevaluate = settings["reevaluate"]
     handler = _handler_class()(space.dimension, shared.games.games, settings["min_games"],
@@ -135,4 +145,5 @@ KIND = StrategyKind(
     keys=("min_games", "max_games", "reevaluate"),
     read=read,
     most=lambda games, settings: settings["max_games"],
+    unfit=unfit,
 )

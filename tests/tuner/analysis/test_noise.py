@@ -32,6 +32,12 @@ def test_recommendation_follows_the_standard_error_of_a_mean():
     assert recommend_games(10.0, 0.0, 0.02) == 1
 
 
+@pytest.mark.parametrize("target", [1e-4, 1e-300, 5e-324])
+def test_a_recommendation_beyond_what_a_config_allows_is_none_not_an_overflow(target):
+    assert recommend_games(40_000.0, 20_000.0, target) is None  # 25 million games and more
+    assert recommend_games(40_000.0, 20_000.0, 0.0016) == 97_657  # just within 100,000
+
+
 @pytest.mark.parametrize("games", [24, {"min": 8, "max": 32}], ids=["fixed", "adaptive"])
 def test_noise_command_measures_the_initial_point(tmp_path, games):
     config = yaml.safe_load((ROOT / "configs" / "quick.yaml").read_text())
@@ -142,6 +148,9 @@ def test_the_measurement_reads_as_people_write_numbers_with_a_95_percent_interva
     assert "over 200 games: 33,820 +/- 3,528 (95% confidence interval)" in text  # 1.96 x 1,800
     assert "sd 25,456 = 0.75 x mean" in text  # 1,800 x sqrt(200)
     assert "e+" not in text
+    tiny = format_noise(config, Measured(Fitness(33_820.0, 1_800.0, 200), (), 6), 1e-300)
+    assert ("recommended games per candidate for a 1e-298% standard error: more than 100,000, "
+            "the most evaluation.games allows: out of reach") in tiny
 
 
 # ---- the first generation: how reliably its games rank the candidates ------------------------

@@ -97,6 +97,22 @@ def test_a_section_from_values_fills_in_defaults_and_checks_as_a_config_does():
         RaySection.from_values("tune play", address="nowhere")
 
 
+def test_auto_resolved_passes_every_check_of_a_written_number():
+    document = quick_document()
+    document["cmaes"]["popsize"] = "auto"
+    document["strategy"] = {"name": "uh-cma-es", "reevaluate": 7}
+    config = parse_config(document, "test.yaml")  # auto gives 7 candidates at least
+    assert config.with_popsize(12, 64).cmaes.popsize == 12
+    with pytest.raises(ConfigError) as caught:
+        config.with_popsize(6, 1)  # what no CPU count gives, as a check of the check
+    assert str(caught.value) == ("test.yaml: strategy.reevaluate: 7 is more than the 6 "
+                                 "candidates of a generation: at most 6, or auto")
+    with pytest.raises(ConfigError) as caught:
+        config.with_popsize(20_000, 2)
+    assert str(caught.value).startswith("test.yaml: cmaes.popsize (auto, resolved to 20,000 for "
+                                        "2 CPUs): expected an integer from 2 to 10000")
+
+
 def test_values_given_elsewhere_pass_the_configs_own_checks_and_name_their_option():
     from engine.depth import ByBoard
 
