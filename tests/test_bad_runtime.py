@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import random
+import shlex
 import shutil
 import signal
 import socket
@@ -436,6 +437,18 @@ def test_a_disk_full_after_a_checkpoint_keeps_it_and_says_how_to_resume(work):
     assert ckpt.load_state(run_dir).finished
 
 
+def test_a_hint_quotes_a_path_a_shell_would_split(work):
+    write_config(work / "my quick.yaml", run__output_dir="my outputs; $HOME")
+    result = tune(["run", "my quick.yaml", "--workers", "1"], work, SERIAL, FULL_DISK,
+                  TUNE_TEST_FULL_AT="history.csv:2")
+    error_line(result, EXIT_FAILURE, advice=1)
+    hint = result.stderr.splitlines()[-1]
+    assert hint == "  tune resume 'my outputs; $HOME/quick' --workers 1"
+    resumed = tune([*shlex.split(hint)[1:], "--quiet"], work, SERIAL)  # pasted, it works
+    assert resumed.returncode == 0, resumed.stderr
+    assert ckpt.load_state(work / "my outputs; $HOME" / "quick").finished
+
+
 @pytest.mark.parametrize("full_at", ["config.yaml:1", "*:1"])
 def test_a_disk_full_as_a_resume_records_its_options_says_how_to_run_it_again(
         stopped_run, work, full_at):
@@ -461,7 +474,7 @@ def test_a_disk_full_after_a_resume_changed_its_config_names_the_kept_generation
                   TUNE_TEST_FULL_AT="history.csv:1")
     line = error_line(result, EXIT_FAILURE, advice=1)
     assert "the checkpoint of generation 1 is kept" in line, line
-    assert result.stderr.splitlines()[-1] == f"  tune resume {run_dir}"
+    assert result.stderr.splitlines()[-1] == f"  tune resume {run_dir} --workers 2"
     # the full disk kept the resume from putting the stored config back: the run still resumes
     resumed = tune(["resume", run_dir, "--quiet"], work, SERIAL)
     assert resumed.returncode == 0, resumed.stderr
@@ -922,13 +935,19 @@ def test_resuming_at_an_address_that_refuses_keeps_the_run_resumable(stopped_run
     before = snapshot(work)
     result = tune(["resume", run_dir, "--config", "longer.yaml", "--address", "127.0.0.1:1"],
                   work, timeout=60)
-    line = error_line(result, EXIT_FAILURE, advice=2)
+    line = error_line(result, EXIT_FAILURE, advice=4)
     assert "no Ray cluster answers at '127.0.0.1:1'" in line
-    assert result.stderr.splitlines()[-1] == "  tune resume outputs/quick"
+    # the same command once the cluster answers, or on this machine: options carried
+    assert result.stderr.splitlines()[-3:] == [
+        "  tune resume outputs/quick --config longer.yaml --address 127.0.0.1:1",
+        "or resume it on this machine:",
+        "  tune resume outputs/quick --config longer.yaml --address local"]
     after = snapshot(work)
     log = after.pop(str(run_dir / ckpt.LOG_FILE))  # the log tells what happened; nothing else
     assert b"no Ray cluster answers" in log  # changed: the stored config is as it was
     assert after == before
     assert_intact(work / run_dir, 1)
-    resumed = tune(["resume", run_dir, "--quiet"], work, SERIAL)  # so the advice works
+    here = result.stderr.splitlines()[-1].split()[1:]  # the advice works (its games in process)
+    resumed = tune([*here, "--quiet"], work, SERIAL)
     assert resumed.returncode == 0, resumed.stderr
+    assert ckpt.load_state(work / run_dir).generation == 4

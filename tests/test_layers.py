@@ -14,8 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # Lowest first: a package may import from its own layer's modules and from the layers before it.
 LAYERS = [
     ["engine"],
-    ["tuner", "tuner.checker", "tuner.errors", "tuner.interrupts", "tuner.pickles", "tuner.ray_api",
-     "tuner.space"],
+    ["tuner", "tuner.checker", "tuner.commands", "tuner.errors", "tuner.interrupts",
+     "tuner.pickles", "tuner.ray_api", "tuner.space"],
     ["tuner.games"],
     ["tuner.strategies"],
     ["tuner.config"],

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import argparse
 import logging
-import shlex
 import sys
 
 from engine.atomic import check_target
 from engine.errors import BadInput, Failure
-from tuner import interrupts
+from tuner import commands, interrupts
 from tuner.cli.options import ENVIRONMENT_ERRORS
 from tuner.errors import EvaluationError
 from tuner.store import checkpoint as ckpt
@@ -53,7 +52,7 @@ def execute(run, args: argparse.Namespace) -> int:
         interrupts.check()  # one that came during the last moments of the run
         if run.stopped_on_request:
             log.info("stopped on request after generation %d (checkpointed); resume with:\n"
-                     "  tune resume %s", state.generation, run.run_dir)
+                     "  %s", state.generation, resume_command(run, args))
             return 0
         log.info("done: %s; best weights in %s", state.stop_reason,
                  run.run_dir / ckpt.BEST_FILE)
@@ -61,8 +60,8 @@ def execute(run, args: argparse.Namespace) -> int:
     except KeyboardInterrupt as interrupt:
         how = f"interrupted{interrupts.describe(interrupt)}"
         if run.checkpointed:
-            log.warning("%s after generation %d (checkpointed); resume with:\n  tune resume %s",
-                        how, run.state.generation, run.run_dir)
+            log.warning("%s after generation %d (checkpointed); resume with:\n  %s",
+                        how, run.state.generation, resume_command(run, args))
         else:
             log.warning("%s before the first generation completed (nothing to resume); "
                         "start it again with:\n  %s", how, start_again(run, args))
@@ -75,7 +74,8 @@ def execute(run, args: argparse.Namespace) -> int:
         from engine.families.errors import FamilyCodeError  # here only to keep start-up fast
 
         if isinstance(err, FamilyCodeError):
-            log.error("fix the family's code, then resume with:\n  tune resume %s", run.run_dir)
+            log.error("fix the family's code, then resume with:\n  %s",
+                      resume_command(run, args))
         return Failure.exit_code
     except OSError as err:  # a full disk, a directory made read-only under the run
         if err.errno not in ENVIRONMENT_ERRORS:
@@ -84,8 +84,8 @@ def execute(run, args: argparse.Namespace) -> int:
         if run.checkpointed:
             kept = _checkpointed_generation(run.run_dir)
             log.error("tune: error: stopped: %s; the checkpoint of generation %s is kept: "
-                      "make room (or fix the permissions), then resume with:\n  tune resume %s",
-                      what, kept, run.run_dir)
+                      "make room (or fix the permissions), then resume with:\n  %s",
+                      what, kept, resume_command(run, args))
         else:
             log.error("tune: error: stopped before the first generation completed: %s; nothing "
                       "was kept: start it again with:\n  %s", what, start_again(run, args))
@@ -93,7 +93,10 @@ def execute(run, args: argparse.Namespace) -> int:
     except EvaluationError as err:
         if run.checkpointed:
             log.error("tune: error: stopped after generation %d (checkpointed): %s\nresume "
-                      "with:\n  tune resume %s", run.state.generation, err, run.run_dir)
+                      "with:\n  %s", run.state.generation, err, resume_command(run, args))
+            if _cluster_not_joined(run, err):
+                log.error("or resume it on this machine:\n  %s",
+                          resume_command(run, args, address="local"))
         else:
             log.error("tune: error: stopped before the first generation completed: %s\nstart "
                       "it again with:\n  %s", err, start_again(run, args))
@@ -114,14 +117,36 @@ class _RunLog(logging.FileHandler):
 
 
 def start_again(run, args: argparse.Namespace) -> str:
-    """The command that starts again a run that has no checkpoint yet."""
+    """The command that starts again a run that has no checkpoint yet: the same command."""
     if args.command == "run":
-        options = ["--overwrite"] if args.overwrite else []
-        for name in ("workers", "address"):
-            if getattr(args, name) is not None:
-                options += [f"--{name}", str(getattr(args, name))]
-        return shlex.join(["tune", "run", args.config, *options])
-    return f"tune resume {run.run_dir}"
+        overwrite = ["--overwrite"] if args.overwrite else []
+        return commands.tune("run", args.config, *overwrite, *_ray_options(args))
+    return resume_command(run, args)
+
+
+def resume_command(run, args: argparse.Namespace, address: str | None = None) -> str:
+    """``tune resume RUN_DIR`` with what this command was given that a resume takes: an edited
+    config and ``--family-changed`` (a resume's), ``--workers`` and ``--address`` (``address``
+    in place of the one given)."""
+    words = ["resume", run.run_dir]
+    if args.command == "resume":
+        words += ["--config", args.config] if args.config else []
+        words += ["--family-changed"] if args.family_changed else []
+    return commands.tune(*words, *_ray_options(args, address))
+
+
+def _ray_options(args: argparse.Namespace, address: str | None = None) -> list:
+    given = {"workers": args.workers, "address": address or args.address}
+    return [word for name, value in given.items() if value is not None
+            for word in (f"--{name}", value)]
+
+
+def _cluster_not_joined(run, err: EvaluationError) -> bool:
+    """Whether the games stopped because the run's cluster (saved, or given now) could not be
+    joined: a run's results do not depend on where it plays, so it may go on on this machine."""
+    from tuner.cluster.ray_join import ClusterConnectionError  # Ray's helpers: only when one failed
+
+    return isinstance(err, ClusterConnectionError) and run.config.ray.address is not None
 
 
 def _checkpointed_generation(run_dir) -> str:

@@ -58,7 +58,9 @@ class ConfigOption:
 CONFIG_OPTIONS = (
     ConfigOption("--workers", "ray.workers", "N",
                  f"local Ray worker CPUs, 1 to {MAX_WORKERS} (default: {{default}})", int),
-    ConfigOption("--address", "ray.address", "ADDRESS", "join a Ray cluster: 'auto' or HOST:PORT"),
+    ConfigOption("--address", "ray.address", "ADDRESS",
+                 "join a Ray cluster: 'auto' or HOST:PORT; 'local': start Ray on this machine "
+                 "(in place of a run's saved address)"),
     ConfigOption("--depth", "search.depth", "POLICY", "{what}: D, auto, auto:cap=N or nodes:N"),
 )
 

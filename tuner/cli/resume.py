@@ -8,10 +8,12 @@ its last checkpoint, exactly as it would have gone on.
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 
 from engine.echo import echo
 from engine.errors import BadInput
+from tuner import commands
 from tuner.cli import job
 from tuner.cli.options import ray_options, with_options
 from tuner.config import RESUMABLE_CHANGES, changed_keys, load_config, parse_config, value_at
@@ -65,7 +67,7 @@ def _resume(store, args: argparse.Namespace) -> int:
             raise ConfigError(
                 f"{args.config}: cannot resume {run_dir} with a changed {changes}: only stop "
                 f"conditions and Ray settings may change ({', '.join(RESUMABLE_CHANGES)}); "
-                f"resume it with its own settings: tune resume {run_dir}")
+                f"resume it with its own settings: {commands.tune('resume', run_dir)}")
         config = edited
     config = with_options(config, args)
     checkpoint = _identity(run_dir / ckpt.CHECKPOINT_FILE)
@@ -97,9 +99,10 @@ def _continue(config, store, state, args: argparse.Namespace) -> int:
               f"({criteria}), so it cannot be continued; {_best_weights(run_dir)}")
         return 0
     if state.finished and run.stop_reason() is not None:
-        print(f"{run_dir}: the run has finished ({state.stop_reason}); to continue it, copy "
-              f"{run_dir / ckpt.CONFIG_FILE} to edited.yaml, raise cmaes.max_generations or "
-              f"cmaes.max_games there, and run: tune resume {run_dir} --config edited.yaml")
+        copy = shlex.join(["cp", str(run_dir / ckpt.CONFIG_FILE), "edited.yaml"])
+        print(f"{run_dir}: the run has finished ({state.stop_reason}); to continue it: {copy}, "
+              f"raise cmaes.max_generations or cmaes.max_games in edited.yaml, and run: "
+              f"{commands.tune('resume', run_dir, '--config', 'edited.yaml')}")
         return 0
     return job.execute(run, args)
 

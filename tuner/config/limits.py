@@ -34,6 +34,7 @@ MIN_ADAPTIVE_GAMES = 2  # a standard error needs two games
 SCALES = ("linear", "log")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 AUTO = "auto"
+LOCAL = "local"  # ray.address: an embedded Ray on this machine, as null says
 _KEEP = object()  # key(omit=...)'s default: no value is left out of resolved()
 
 

@@ -19,6 +19,7 @@ from tuner.config.limits import (
     _KEEP,
     ADAPTIVE_KEYS,
     AUTO,
+    LOCAL,
     MAX_GAMES,
     MAX_GAMES_PER_TASK,
     MAX_GENERATIONS,
@@ -155,10 +156,14 @@ def _read_output_dir(check: Checker, mapping: dict, name: str, path: str) -> str
 
 
 def _read_address(check: Checker, mapping: dict, name: str, path: str) -> str | None:
-    """``ray.address``: 'auto' or HOST:PORT, or None (an embedded Ray)."""
+    """``ray.address``: 'auto' or HOST:PORT, or None (an embedded Ray), which ``local`` says
+    too: the word ``--address`` takes to move a run saved on a cluster onto this machine."""
     address = mapping.get(name)
+    if address == LOCAL:
+        return None
     if address is not None and not is_address(address):
-        check.problem(f"{path}.{name}", f"expected 'auto' or HOST:PORT, got {echo(address)}")
+        check.problem(f"{path}.{name}", f"expected 'auto', HOST:PORT or {LOCAL}, got "
+                                        f"{echo(address)}")
         return None
     return address
 

@@ -17,7 +17,7 @@ from typing import IO
 
 from engine.families.registry import family_source_digest
 from engine.stats import counted
-from tuner import interrupts
+from tuner import commands, interrupts
 from tuner.config import AUTO, MAX_GAMES_AT_ONCE, MAX_POPSIZE, RunConfig
 from tuner.errors import CheckpointError
 from tuner.games.evaluation import Evaluator
@@ -121,8 +121,8 @@ class TuningRun:
                 raise CheckpointError(
                     f"{store.location}: the code of family {config.family!r} changed since the "
                     f"run started, so its games would mix two heuristics: put the old code back, "
-                    f"or resume with the new code anyway: tune resume {store.location} "
-                    f"--family-changed")
+                    "or resume with the new code anyway: "
+                    f"{commands.tune('resume', store.location, '--family-changed')}")
             log.warning("warning: family %r changed since the run started; resuming with the "
                         "new code (--family-changed)", config.family)
             state.family_digest = digest

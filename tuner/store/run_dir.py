@@ -22,6 +22,7 @@ import shutil
 from pathlib import Path
 
 from engine.atomic import atomic_write, is_temp_file
+from tuner import commands
 from tuner.errors import CheckpointError
 from tuner.store import checkpoint as ckpt
 
@@ -189,7 +190,7 @@ class NewRun:
                     f"{run_dir}: holds {found.value}, which tune never replaces: pick another "
                     "run.name or run.output_dir in the config")
             if found is Holds.RUN and not overwrite:
-                hint = (f"resume it with: tune resume {run_dir}" if same_config else
+                hint = (f"resume it with: {commands.tune('resume', run_dir)}" if same_config else
                         "pick another run.name or run.output_dir, or pass --overwrite to "
                         "replace it once the new run has written its first checkpoint")
                 raise CheckpointError(f"{run_dir}: already holds a run; {hint}")

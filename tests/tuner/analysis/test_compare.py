@@ -91,7 +91,7 @@ def test_compare_refuses_too_few_games_for_a_paired_test():
         (["--seed", str(2**64 - 10)], "--seed must be from 0 to 2**64 - GAMES"),
         (["--games", "10000000000"], "--games must be from 30 to 1,000,000, got 10000000000"),
         (["--workers", "0"], "--workers: expected an integer from 1 to 4096, got 0"),
-        (["--address", "localhost"], "--address: expected 'auto' or HOST:PORT, got 'localhost'"),
+        (["--address", "localhost"], "--address: expected 'auto', HOST:PORT or local, got 'localhost'"),
         (["--depth", "9"], "--depth: expected an integer from 0 to 8, got 9"),
         (["--save", ""], "--save needs a file name"),
     ],

@@ -121,7 +121,7 @@ def test_noise_measures_at_the_depth_asked(tmp_path):
         (["--generation-games", "-3"],
          "--generation-games must be 0 (skip) or from 2 to 1,000,000, got -3"),
         (["--workers", "0"], "--workers: expected an integer from 1 to 4096, got 0"),
-        (["--address", "localhost"], "--address: expected 'auto' or HOST:PORT, got 'localhost'"),
+        (["--address", "localhost"], "--address: expected 'auto', HOST:PORT or local, got 'localhost'"),
         (["--games", "1"], "--games must be from 2 to 1,000,000, got 1"),
         (["--games", "10000000000"], "--games must be from 2 to 1,000,000, got 10000000000"),
         (["--target", "0"], "--target must be in (0, 1), got 0.0"),

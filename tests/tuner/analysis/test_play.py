@@ -140,7 +140,7 @@ def resolve(arg: str, tmp_path: Path) -> str:
         (["--games", "0"], "--games"),
         (["--workers", "0"], "--workers"),
         (["--workers", "5000"], "--workers: expected an integer from 1 to 4096, got 5000"),
-        (["--address", "localhost"], "--address: expected 'auto' or HOST:PORT, got 'localhost'"),
+        (["--address", "localhost"], "--address: expected 'auto', HOST:PORT or local, got 'localhost'"),
         (["--depth", "9"], "--depth: expected an integer from 0 to 8, got 9"),
         (["--depth=-1"], "--depth: expected an integer from 0 to 8, got -1"),
         (["--depth", "deep"], ("--depth: expected an integer, auto, auto:cap=N (or floor=N, "
