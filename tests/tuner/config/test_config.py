@@ -97,6 +97,18 @@ def test_a_section_from_values_fills_in_defaults_and_checks_as_a_config_does():
         RaySection.from_values("tune play", address="nowhere")
 
 
+def test_local_moves_a_run_saved_on_a_cluster_onto_this_machine():
+    document = quick_document()
+    document["ray"] = {"address": "10.0.0.1:6379"}
+    config = parse_config(document, "test.yaml")
+    here = config.with_values({"ray.address": "local"}, {"ray.address": "--address"})
+    assert here.ray.address is None and here.resolved()["ray"]["address"] is None
+    assert changed_keys(config.resolved(), here.resolved()) == ["ray.address"]
+    assert "ray.address" in RESUMABLE_CHANGES
+    document["ray"] = {"address": "local"}
+    assert parse_config(document, "test.yaml").ray.address is None
+
+
 def test_auto_resolved_passes_every_check_of_a_written_number():
     document = quick_document()
     document["cmaes"]["popsize"] = "auto"
