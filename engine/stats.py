@@ -69,6 +69,12 @@ def summarize(results: Sequence[GameResult]) -> Summary:
     )
 
 
+def interval(half_width: float, games: int) -> str:
+    """What follows a mean of ``games`` games: ``+/- H``, the half-width of its 95% interval,
+    where there is one; a single game has none (its spread is unknown), and says so."""
+    return f"+/- {half_width:,.0f} (95% CI)" if games > 1 else "(one game: no interval)"
+
+
 def readable(value: float, digits: int = 4) -> str:
     """``value`` as a person reads it: thousands separators and no exponent for ordinary
     magnitudes (33,820, not 3.382e+04), up to ``digits`` significant digits below that (0.132,

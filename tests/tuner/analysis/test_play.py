@@ -1,5 +1,6 @@
 """``tune play`` (tuner.analysis.play, reached through tuner.cli.main)."""
 
+import dataclasses
 import json
 import statistics
 import subprocess
@@ -201,3 +202,6 @@ def test_the_summary_reads_as_people_write_numbers():
     assert lines["games"].split() == ["games", "1,000"]
     assert lines["mean"] == "mean score    33,820 +/- 1,116 (95% CI)"
     assert "cutoff 0.0001" in lines["player"] and "e-" not in text
+    one = format_summary(PlayerSpec("classic", {}, 1, 0.0001),
+                         dataclasses.replace(summary, games=1, stdev=0.0, ci95=0.0), 0.1)
+    assert "mean score    33,820 (one game: no interval)" in one  # not "+/- 0": none exists
