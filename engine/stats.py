@@ -88,6 +88,12 @@ def readable(value: float, digits: int = 4) -> str:
     return text.rstrip("0").rstrip(".") if decimals else text
 
 
+def clock(seconds: float) -> str:
+    """A duration as a clock shows it, H:MM:SS (9:56:02), not as a fraction of an hour."""
+    seconds = round(seconds)
+    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
 def counted(count: int, noun: str) -> str:
     """``count`` and ``noun``, plural unless one: "1 game", "1,536 games"."""
     return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from engine.atomic import atomic_write
 from engine.echo import echo, shorten
-from engine.stats import Z95, counted, readable
+from engine.stats import Z95, clock, counted, readable
 from engine.weights_file import WeightsFile, read_weights
 from tuner.config import RunConfig, parse_config
 from tuner.errors import CheckpointError, ConfigError
@@ -206,7 +206,7 @@ def cluster_line(machines: list[dict]) -> str:
     wall = sum(row["seconds"] for row in machines)
     return (f"cluster       {spread} CPU{'s' if cpus[-1] != 1 else ''}, {share:.0%} of their "
             f"time on training games ({counted(len(machines), 'generation')} recorded, "
-            f"{readable(wall / 3600, 3)} h)")
+            f"{clock(wall)} of wall time)")
 
 
 FITNESS_LABELS = {  # the fitness axis, by fitness name (tuner.games.fitness): what it measures, in what

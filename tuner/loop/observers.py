@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from typing import IO
 
 from engine.depth import to_yaml
-from engine.stats import Z95, counted, readable
+from engine.stats import Z95, clock, counted, readable
 from engine.weights_file import WeightsFile
 from tuner.config import RunConfig
 from tuner.games.progress import GameBar
@@ -267,8 +267,3 @@ def validation_csv(rows: list[ValidationRow]) -> str:
         for r in rows
     ]
     return ckpt.rows_csv(table)
-
-
-def clock(seconds: float) -> str:
-    seconds = round(seconds)
-    return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
