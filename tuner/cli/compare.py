@@ -88,6 +88,7 @@ def handle(args: argparse.Namespace) -> int:
     if saved is None:
         results = play(jobs, loaded, args)
     else:
+        reused = saved.count(seeds)
         to_play = []
         for job in jobs:  # a player named twice (one file twice, or two copies) plays once
             missing = saved.missing(job.candidate, seeds)
@@ -101,6 +102,10 @@ def handle(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             raise
         results = [saved.results(job.candidate, seeds) for job in jobs]
+        # on stderr: stdout is the report, which --json keeps machine-readable
+        print(f"{args.save}: {reused:,} of {len(jobs) * len(seeds):,} games reused from it, "
+              f"{sum(len(job.seeds) for job in to_play):,} played now and added",
+              file=sys.stderr)
     report = build_report(labels, jobs, results)
     print(json.dumps(report, indent=2) if args.json else format_report(report))
     return 0

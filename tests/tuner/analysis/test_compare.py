@@ -217,7 +217,9 @@ def test_the_games_a_save_holds_are_not_played_again(tmp_path, monkeypatch, caps
     monkeypatch.setattr(tuner.cluster.ray_evaluator, "RayEvaluator", no_ray)
     assert main(["compare", *PAIR, "--depth", "0", "--games", "30", "--seed", "7", "--json",
                  "--save", str(save)]) == 0
-    classic, _snake = json.loads(capsys.readouterr().out)["players"]
+    out, err = capsys.readouterr()
+    assert err.endswith(f"{save}: 60 of 60 games reused from it, 0 played now and added\n")
+    classic, _snake = json.loads(out)["players"]
     scores = [Solver.from_file(PAIR[0], depth=0).play(seed).score for seed in range(7, 37)]
     assert classic["mean"] == pytest.approx((sum(scores) + 30_000_000) / 30)
 
