@@ -140,11 +140,16 @@ def format_noise(config: RunConfig, measured: Measured, target: float) -> str:
                      f"error {per_game_sd / math.sqrt(games) / abs(fit.value):.3f}")
     needed = recommend_games(fit.value, per_game_sd, target)
     shown = f"{target:.1%}" if target >= 0.001 else f"{100 * target:.2g}%"  # never "0.0%"
-    lines.append(f"recommended games per candidate for a {shown} standard error: " + (
-        f"{needed:,}" if needed is not None else
-        f"more than {MAX_GAMES:,}, the most evaluation.games allows: out of reach"))
-    if measured.candidates:
-        lines += format_generation(config, measured, budget.first)
+    games = (f"{needed:,}" if needed is not None else
+             f"more than {MAX_GAMES:,}, the most evaluation.games allows: out of reach")
+    if not measured.candidates:  # the one recommendation there is
+        lines.append(f"recommended games per candidate for a {shown} standard error: {games}")
+        return "\n".join(lines)
+    # a measure, not advice: comparing two players needs it, ranking candidates (what CMA-ES
+    # learns from) needs what the first generation's lines say, and they give the advice
+    lines.append(f"games per candidate for a {shown} standard error of its mean: {games} (what "
+                 "comparing two players needs; ranking candidates, below)")
+    lines += format_generation(config, measured, budget.first)
     return "\n".join(lines)
 
 

@@ -53,8 +53,9 @@ def test_noise_command_measures_the_initial_point(tmp_path, games):
     assert done.returncode == 0, done.stderr
     lines = {line.split(":")[0]: line for line in done.stdout.splitlines()}
     spread = float(lines["per-game spread"].split("=")[1].split("x")[0])
-    recommended = int(lines["recommended games per candidate for a 5.0% standard error"]
-                      .rsplit(":", 1)[1])
+    recommended = int(lines["games per candidate for a 5.0% standard error of its mean"]
+                      .split(":", 1)[1].split()[0])
+    assert "recommended" not in done.stdout  # the generation's lines give the one advice
     assert 0.1 < spread < 2.0
     # the printed spread is rounded to 2 decimals: n = (spread / target)^2 within that rounding
     assert ((spread - 0.005) / 0.05) ** 2 <= recommended <= ((spread + 0.005) / 0.05) ** 2 + 1
