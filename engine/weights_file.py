@@ -19,7 +19,8 @@ depth is a plain integer, so that older readers keep reading it; one with a poli
 which an older reader refuses in one line (an unsupported version).
 
 This module alone reads and writes it. Reading checks everything and raises ``WeightsFileError``
-(a ``ValueError``) naming the file and the field; writing is atomic.
+(a ``ValueError``) naming the file and the field; writing is atomic, and writes only what
+reading takes back as it was written (``weights_text``): the YAML of ``engine.yaml_text.dump``.
 
 Reading a weights file alone never runs code: only built-in and registered families load by
 name. A family in a file is imported only if the reader names that file in ``family_files``
@@ -84,15 +85,21 @@ class WeightsFile:
             "weights": {name: float(value) for name, value in self.weights.items()},
             "provenance": self.provenance,
         }
-        return yaml.safe_dump(document, sort_keys=False, default_flow_style=False)
+        return yaml_text.dump(document)
 
 
 def write_weights(path: str | os.PathLike, weights_file: WeightsFile) -> None:
     """Validate and write a weights file atomically."""
+    atomic_write(path, weights_text(path, weights_file))
+
+
+def weights_text(path: str | os.PathLike, weights_file: WeightsFile) -> str:
+    """The text of ``weights_file`` as a file at ``path``, refused (``WeightsFileError``) where
+    ``read_weights`` would refuse it: never write what cannot be read."""
     directory = Path(path).parent
     text = weights_file.to_yaml(directory)
-    parse_weights(text, str(path), directory, True, True)  # never write what cannot be read
-    atomic_write(path, text)
+    parse_weights(text, str(path), directory, True, True)
+    return text
 
 
 def read_weights(

@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 __all__ = [  # what the rest of tune2048 reads from a config
     "AUTO", "MAX_GAMES_AT_ONCE", "MAX_POPSIZE", "MAX_WORKERS", "RESUMABLE_CHANGES",
     "RaySection", "RunConfig", "changed_keys", "load_config", "parse_config", "read_document",
-    "value_at",
+    "stored_text", "value_at",
 ]
 
 @dataclass(frozen=True)
@@ -221,6 +221,11 @@ def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".",
 
     return RunConfig(source=source, family=canonical_spec(family_spec, base_dir), params=params,
                      run=run, strategy=strategy, **sections)
+
+
+def stored_text(resolved: dict[str, Any]) -> str:
+    """A run's ``config.yaml``: its resolved config as YAML that ``read_document`` reads back."""
+    return yaml_text.dump(resolved)
 
 
 def _check_games_at_once(check: Checker, params: tuple[ParamSpec, ...], sections: dict,
