@@ -158,7 +158,7 @@ def _core_constructor(name: str, pattern: re.Pattern, convert):
     return construct
 
 
-STR_TAG = "tag:yaml.org,2002:str"
+_STR_TAG = "tag:yaml.org,2002:str"
 # what ``_Dumper.resolve`` answers for a plain scalar that the two schemas read differently: a tag
 # no node has, so a string of that text is quoted and any other value is written with its tag
 _AMBIGUOUS = "tag:tune2048,2024:ambiguous-between-yaml-1.1-and-1.2"
@@ -172,8 +172,8 @@ class _Dumper(yaml.SafeDumper):
 
     def resolve(self, kind, value, implicit):
         tag = super().resolve(kind, value, implicit)
-        if kind is ScalarNode and implicit[0] and tag == STR_TAG and \
-                _YAML_1_1.resolve(kind, value, implicit) != STR_TAG:
+        if kind is ScalarNode and implicit[0] and tag == _STR_TAG and \
+                _YAML_1_1.resolve(kind, value, implicit) != _STR_TAG:
             return _AMBIGUOUS  # yes, 1:30, 2024-01-01: quoted, for a YAML 1.1 reader too
         return tag
 
