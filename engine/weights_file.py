@@ -19,7 +19,9 @@ depth is a plain integer, so that older readers keep reading it; one with a poli
 which an older reader refuses in one line (an unsupported version).
 
 This module alone reads and writes it. Reading checks everything and raises ``WeightsFileError``
-(a ``ValueError``) naming the file and the field; writing is atomic.
+(a ``ValueError``) naming the file and the field; writing is atomic, and writes only what
+reading takes back as it was written (``weights_text``): the YAML of ``engine.yaml_text.dump``,
+no larger than ``MAX_BYTES``.
 
 Reading a weights file alone never runs code: only built-in and registered families load by
 name. A family in a file is imported only if the reader names that file in ``family_files``
@@ -47,7 +49,11 @@ from engine.errors import BadInput
 
 FORMAT_MARKER = "tune2048-weights"
 FORMAT_VERSIONS = (1, 2)  # 2: the depth may be a policy
-MAX_BYTES = 1 << 20  # a weights file is a few hundred bytes; more is not one (or /dev/zero)
+# A weights file is a few hundred bytes by hand; a run's best.yaml carries the run's resolved
+# config in its provenance (at most 1 MiB as config.yaml: tuner.config.limits.MAX_CONFIG_BYTES),
+# indented 4 more spaces a line, and a weight per parameter: under 3 MiB for the largest config
+# (tests/test_round_trips.py writes it). More is not a weights file (or is /dev/zero).
+MAX_BYTES = 4 << 20
 MAX_SPEC = 256  # characters of a family spec
 TOP_LEVEL_KEYS = ("format", "version", "family", "depth", "weights", "provenance")
 
@@ -84,15 +90,26 @@ class WeightsFile:
             "weights": {name: float(value) for name, value in self.weights.items()},
             "provenance": self.provenance,
         }
-        return yaml.safe_dump(document, sort_keys=False, default_flow_style=False)
+        return yaml_text.dump(document)
 
 
 def write_weights(path: str | os.PathLike, weights_file: WeightsFile) -> None:
     """Validate and write a weights file atomically."""
+    atomic_write(path, weights_text(path, weights_file))
+
+
+def weights_text(path: str | os.PathLike, weights_file: WeightsFile) -> str:
+    """The text of ``weights_file`` as a file at ``path``, refused (``WeightsFileError``) where
+    ``read_weights`` would refuse it: never write what cannot be read."""
     directory = Path(path).parent
     text = weights_file.to_yaml(directory)
-    parse_weights(text, str(path), directory, True, True)  # never write what cannot be read
-    atomic_write(path, text)
+    size = len(text.encode("utf-8"))
+    if size > MAX_BYTES:
+        raise WeightsFileError(f"{path}: cannot write a weights file of {size:,} bytes: it would "
+                               f"be read back only up to {MAX_BYTES:,} (its provenance is too "
+                               "large)")
+    parse_weights(text, str(path), directory, True, True)
+    return text
 
 
 def read_weights(

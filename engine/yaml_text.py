@@ -22,6 +22,12 @@ The reader is also strict where a mistake would otherwise pass silently or blow 
 
 Every refusal is a ``yaml.MarkedYAMLError`` with ``problem`` and ``problem_mark``, so callers can
 print the line; values echoed in messages are cut to ``MAX_ECHO`` characters.
+
+``dump`` is the one writer of the YAML files tune2048 reads back (weights files, a run's
+``config.yaml``). PyYAML's own dumper decides what to quote by YAML 1.1, so it writes the string
+``1e5`` or ``0o17`` bare, and ``load`` reads it back as a number (a run named ``1e5`` could not
+be resumed). ``dump`` quotes every string that either schema would read as something else, and
+tags every other value (a date) that ``load`` would read back as a string.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ import yaml
 from yaml.composer import ComposerError
 from yaml.constructor import BaseConstructor, ConstructorError
 from yaml.events import AliasEvent, CollectionStartEvent
-from yaml.nodes import MappingNode
+from yaml.nodes import MappingNode, ScalarNode
 
 MAX_DEPTH = 64
 MAX_ECHO = 80
@@ -152,14 +158,36 @@ def _core_constructor(name: str, pattern: re.Pattern, convert):
     return construct
 
 
+_STR_TAG = "tag:yaml.org,2002:str"
+# what ``_Dumper.resolve`` answers for a plain scalar that the two schemas read differently: a tag
+# no node has, so a string of that text is quoted and any other value is written with its tag
+_AMBIGUOUS = "tag:tune2048,2024:ambiguous-between-yaml-1.1-and-1.2"
+_YAML_1_1 = yaml.resolver.Resolver()  # PyYAML's own resolvers: what yaml.safe_load reads
+
+
+class _Dumper(yaml.SafeDumper):
+    """The safe dumper, deciding what a plain scalar means as ``load`` reads it."""
+
+    yaml_implicit_resolvers: ClassVar[dict] = {}  # the core schema's, as _Loader's
+
+    def resolve(self, kind, value, implicit):
+        tag = super().resolve(kind, value, implicit)
+        if kind is ScalarNode and implicit[0] and tag == _STR_TAG and \
+                _YAML_1_1.resolve(kind, value, implicit) != _STR_TAG:
+            return _AMBIGUOUS  # yes, 1:30, 2024-01-01: quoted, for a YAML 1.1 reader too
+        return tag
+
+
 def _install_core_schema() -> None:
-    """Give ``_Loader`` the core schema's resolvers, and constructors that follow it."""
+    """Give ``_Loader`` the core schema's resolvers, and constructors that follow it, and
+    ``_Dumper`` the same resolvers."""
     _Loader.add_constructor(None, _Loader.construct_undefined)
     for name, pattern, first, convert in _CORE_SCHEMA:
         tag = f"tag:yaml.org,2002:{name}"
         regex = re.compile(rf"(?:{pattern})\Z")
         _Loader.add_implicit_resolver(tag, regex, first)
         _Loader.add_constructor(tag, _core_constructor(name, regex, convert))
+        _Dumper.add_implicit_resolver(tag, regex, first)
 
 
 _install_core_schema()
@@ -169,3 +197,9 @@ def load(text: str) -> Any:
     """Parse one YAML document strictly; raises ``yaml.MarkedYAMLError`` (a ``yaml.YAMLError``)
     on invalid or refused YAML."""
     return yaml.load(text, Loader=_Loader)  # a SafeLoader subclass: safe
+
+
+def dump(document: Any) -> str:
+    """``document`` as YAML text that ``load`` reads back as the same values, in block style
+    with keys in their order."""
+    return yaml.dump(document, Dumper=_Dumper, sort_keys=False, default_flow_style=False)

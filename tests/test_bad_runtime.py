@@ -951,3 +951,49 @@ def test_resuming_at_an_address_that_refuses_keeps_the_run_resumable(stopped_run
     resumed = tune([*here, "--quiet"], work, SERIAL)
     assert resumed.returncode == 0, resumed.stderr
     assert ckpt.load_state(work / run_dir).generation == 4
+
+
+# ================================================================================================
+# Writers and readers that disagree (round four): everything tune writes, it reads back
+# ================================================================================================
+
+def test_a_run_named_like_a_number_reads_its_own_files_back(work):
+    """YAML 1.2 reads a bare 1.5e5 as a number: the user quotes it, and so must the run's
+    config.yaml and best.yaml."""
+    config = write_config(work / "n.yaml", cmaes__max_generations=1)
+    config.write_text(config.read_text(encoding="utf-8").replace("name: quick", "name: '1.5e5'")
+                      .replace("output_dir: outputs", "output_dir: '0o17'"), encoding="utf-8")
+    assert tune(["run", "n.yaml", "--quiet"], work, SERIAL).returncode == 0
+    run_dir = Path("0o17", "1.5e5")
+    report = tune(["report", run_dir, "--no-plot"], work, timeout=60)
+    assert report.returncode == 0 and "1.5e5" in report.stdout, report.stderr
+    play = tune(["play", "--weights", run_dir / ckpt.BEST_FILE, "--games", "1", "--depth", "0"],
+                work, timeout=60)
+    assert play.returncode == 0, play.stderr
+
+
+def test_a_family_file_its_run_directory_cannot_name_is_refused_before_anything_is_written(work):
+    """Unrefused, the run would write a config.yaml and a best.yaml that name the family by a
+    spec longer than their readers take: it could be neither resumed nor played."""
+    (work / "mine.py").write_text("from engine.families.classic import Classic\n\n\n"
+                                  "class Mine(Classic):\n    pass\n", encoding="utf-8")
+    write_config(work / "deep.yaml", family="mine.py:Mine",
+                 run__output_dir="/".join(["d"] * 130))  # the family file: ../ 131 times
+    before = snapshot(work)
+    refused(tune(["run", "deep.yaml"], work, SERIAL),
+            "deep.yaml: family: from the run directory d/d/d/", "is a spec of 405 characters, "
+            "but a family spec is read back only up to 256: put run.output_dir nearer")
+    assert snapshot(work) == before
+
+
+@pytest.mark.parametrize("keys", ['1: a\n  "1": b', "true: a\n  'true': b"])
+def test_export_refuses_provenance_keys_that_json_writes_alike(work, keys):
+    text = (work / "w.yaml").read_text(encoding="utf-8")
+    (work / "w.yaml").write_text(text.replace("provenance:", f"provenance:\n  {keys}", 1),
+                                 encoding="utf-8")
+    before = snapshot(work)
+    for output in (["--format", "json", "--output", "w.json"],
+                   ["--format", "tables", "--output", "tables"]):
+        refused(tune(["export", "w.yaml", *output], work, timeout=30),
+                "w.yaml: provenance: two keys are both ", "in JSON")
+    assert snapshot(work) == before

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from engine import export
+from engine.depth import parse_depth
 from engine.families import FAMILIES, get_family
 from engine.families.classic import CLASSIC, line_table
 from engine.weights_file import WeightsFile, WeightsFileError, read_weights, write_weights
@@ -28,6 +29,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 CLASSIC_REFERENCE = REPO_ROOT / "engine" / "baselines" / "classic-reference.yaml"
 CLASSIC_TUNED = REPO_ROOT / "runs" / "classic-d1" / "best.yaml"
 SNAKE_SEED000 = REPO_ROOT / "engine" / "baselines" / "seed000-snake.yaml"
+CLASSIC_NODES = REPO_ROOT / "runs" / "classic-nodes" / "best.yaml"  # depth: nodes:150000
 C_COMPILER = shutil.which("cc")
 needs_cc = pytest.mark.skipif(C_COMPILER is None, reason="no C compiler (cc) on this machine")
 
@@ -186,6 +188,65 @@ def test_json_round_trips_the_weights_file(capsys, weights):
         "provenance": loaded.provenance,
     }
     assert list(document["weights"]) == list(family.param_names)
+
+
+def strict_json(text: str):
+    """``text`` read as strict JSON (RFC 8259): NaN and Infinity are not JSON."""
+    def refuse(constant):
+        raise AssertionError(f"{constant} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize("fmt", ["json", "tables"])
+def test_the_shipped_depth_policy_run_exports(capsys, tmp_path, fmt):
+    """Issue 38: a weights file with a depth policy crashed both JSON exports."""
+    out = tmp_path / "out"
+    if fmt == "json":
+        document = strict_json(exported(capsys, CLASSIC_NODES, "--format", fmt))
+    else:
+        assert export_cli(CLASSIC_NODES, "--format", fmt, "--output", out) == 0
+        document = strict_json((out / "manifest.json").read_text())
+    assert document["depth"] == "nodes:150000"
+    assert parse_depth(document["depth"]) == read_weights(CLASSIC_NODES).depth
+
+
+def test_c_header_names_the_depth_as_the_weights_file_does(capsys):
+    header = exported(capsys, CLASSIC_NODES, "--format", "c").split("*/")[0]
+    assert "family classic, depth nodes:150000;" in header
+
+
+NON_FINITE_PROVENANCE = {"stderr": math.inf, "low": -math.inf, "spread": [math.nan, 1.5],
+                         "nested": {"ci95": [-math.inf, math.inf]}}
+NON_FINITE_AS_JSON = {"stderr": "Infinity", "low": "-Infinity", "spread": ["NaN", 1.5],
+                      "nested": {"ci95": ["-Infinity", "Infinity"]}}
+
+
+@pytest.mark.parametrize("fmt", ["json", "tables"])
+def test_non_finite_provenance_is_written_as_strict_json(capsys, tmp_path, fmt):
+    """A run that plays one game a candidate records an infinite stderr: JSON has no Infinity."""
+    weights = tmp_path / "w.yaml"
+    write_weights(weights, WeightsFile("classic", CLASSIC.defaults(), 1, NON_FINITE_PROVENANCE))
+    if fmt == "json":
+        document = strict_json(exported(capsys, weights, "--format", fmt))
+    else:
+        assert export_cli(weights, "--format", fmt, "--output", tmp_path / "out") == 0
+        document = strict_json((tmp_path / "out" / "manifest.json").read_text())
+    assert document["provenance"] == NON_FINITE_AS_JSON
+
+
+@pytest.mark.parametrize("keys", ['1: a\n  "1": b', "true: a\n  'true': b",
+                                  ".nan: a\n  NaN: b"])
+def test_json_refuses_two_provenance_keys_written_alike(tmp_path, keys):
+    """JSON keys are strings: a reader would keep one of the two and lose the other."""
+    weights = tmp_path / "w.yaml"
+    weights.write_text(CLASSIC_REFERENCE.read_text().split("provenance:")[0]
+                       + f"provenance:\n  {keys}\n")
+    for fmt, output in (("json", ()), ("tables", ("--output", tmp_path / "out"))):
+        with pytest.raises(export.ExportError) as refused:
+            export_cli(weights, "--format", fmt, *output)
+        assert str(refused.value).startswith(f"{weights}: provenance: two keys are both ")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["w.yaml"]
 
 
 @pytest.mark.parametrize("fmt", ["c", "json"])

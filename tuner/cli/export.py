@@ -50,9 +50,9 @@ def handle(args: argparse.Namespace) -> int:
     loaded = read_weights(args.weights, args.family_file, family_modules=args.family_module)
     finite.check_weights_from(args.weights, loaded.family, loaded.weights)
     if args.format == "tables":
-        write_tables(loaded, args.output, args.overwrite)
+        write_tables(loaded, args.weights, args.output, args.overwrite)
         return 0
-    text = c_source(loaded, args.weights) if args.format == "c" else json_text(loaded)
+    text = c_source(loaded, args.weights) if args.format == "c" else json_text(loaded, args.weights)
     if args.output is None:
         sys.stdout.write(text)
     else:

@@ -35,6 +35,7 @@ from tuner.config.limits import (
     MAX_CONFIG_BYTES,
     MAX_GAMES_AT_ONCE,
     MAX_POPSIZE,
+    MAX_SPEC,
     MAX_WORKERS,
 )
 from tuner.config.sections import (
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
 __all__ = [  # what the rest of tune2048 reads from a config
     "AUTO", "MAX_GAMES_AT_ONCE", "MAX_POPSIZE", "MAX_WORKERS", "RESUMABLE_CHANGES",
     "RaySection", "RunConfig", "changed_keys", "load_config", "parse_config", "read_document",
-    "value_at",
+    "stored_text", "value_at",
 ]
 
 @dataclass(frozen=True)
@@ -222,8 +223,37 @@ def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".",
         raise ConfigError("\n".join(check.problems))
     from engine.families.registry import canonical_spec  # here only to keep start-up fast
 
-    return RunConfig(source=source, family=canonical_spec(family_spec, base_dir), params=params,
-                     run=run, strategy=strategy, **sections)
+    config = RunConfig(source=source, family=canonical_spec(family_spec, base_dir), params=params,
+                       run=run, strategy=strategy, **sections)
+    _check_run_files(config)
+    return config
+
+
+def stored_text(resolved: dict[str, Any]) -> str:
+    """A run's ``config.yaml``: its resolved config as YAML that ``read_document`` reads back."""
+    return yaml_text.dump(resolved)
+
+
+def _check_run_files(config: RunConfig) -> None:
+    """Refuse a config whose run could not read its own files back: a ``config.yaml`` larger
+    than ``read_document`` reads (every parameter of the family is written out), or a family
+    file that the run directory's files (``config.yaml``, ``best.yaml``) would name by a spec
+    longer than a config or a weights file may give. A ``best.yaml`` then fits in what its
+    reader reads too (``engine.weights_file.MAX_BYTES``)."""
+    largest = config.with_popsize(MAX_POPSIZE) if config.cmaes.popsize == AUTO else config
+    resolved = largest.resolved()  # auto, once resolved, is written as a number
+    spec = resolved["family"]
+    if len(spec) > MAX_SPEC:
+        raise ConfigError(f"{config.source}: family: from the run directory "
+                          f"{shorten(str(config.run_dir))}, {shorten(config.family)} is a spec of "
+                          f"{len(spec):,} characters, but a family spec is read back only up to "
+                          f"{MAX_SPEC}: put run.output_dir nearer the family file")
+    size = len(stored_text(resolved).encode("utf-8"))
+    if size > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{config.source}: params: the run's config.yaml, with all "
+                          f"{len(config.params):,} parameters of the family written out, would be "
+                          f"{size:,} bytes, but a config is read back only up to "
+                          f"{MAX_CONFIG_BYTES:,}: use a family with fewer parameters")
 
 
 def _check_population(check: Checker, params: tuple[ParamSpec, ...], sections: dict,

@@ -36,11 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from engine.atomic import atomic_write
 from tuner import pickles
-from tuner.config import RESUMABLE_CHANGES, changed_keys, read_document
+from tuner.config import RESUMABLE_CHANGES, changed_keys, read_document, stored_text
 from tuner.errors import CheckpointError, ConfigError
 
 CHECKPOINT_FORMAT = "tune2048-checkpoint"
@@ -125,7 +123,7 @@ def rows_csv(rows: list[dict[str, Any]]) -> str:
 
 
 def write_config(run_dir: Path, resolved: dict[str, Any]) -> None:
-    atomic_write(run_dir / CONFIG_FILE, yaml.safe_dump(resolved, sort_keys=False))
+    atomic_write(run_dir / CONFIG_FILE, stored_text(resolved))
 
 
 def read_stored_config(run_dir: Path) -> dict[str, Any]:

@@ -16,10 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-import yaml
-
 from engine.atomic import atomic_write, remove_stale_temp_files
-from engine.weights_file import WeightsFile, parse_weights, write_weights
+from engine.weights_file import WeightsFile, weights_text, write_weights
+from tuner.config import stored_text
 from tuner.store import checkpoint as ckpt
 from tuner.store.checkpoint import RunState
 from tuner.store.run_dir import Lock, NewRun
@@ -158,7 +157,7 @@ class MemoryStore:
         return []
 
     def write_config(self, resolved: dict[str, Any]) -> None:
-        self.files[ckpt.CONFIG_FILE] = yaml.safe_dump(resolved, sort_keys=False).encode()
+        self.files[ckpt.CONFIG_FILE] = stored_text(resolved).encode()
 
     def save_state(self, state: RunState) -> None:
         self.files[ckpt.HISTORY_FILE] = ckpt.rows_csv(state.history).encode()
@@ -167,9 +166,8 @@ class MemoryStore:
         self.files[ckpt.CHECKPOINT_FILE] = ckpt.encode_state(state)
 
     def write_best(self, weights: WeightsFile) -> None:
-        text = weights.to_yaml(self._location)
-        parse_weights(text, str(self._location / ckpt.BEST_FILE), self._location, True, True)
-        self.files[ckpt.BEST_FILE] = text.encode()
+        self.files[ckpt.BEST_FILE] = weights_text(self._location / ckpt.BEST_FILE,
+                                                  weights).encode()
 
     def write_validation(self, table: str) -> None:
         self.files[ckpt.VALIDATION_FILE] = table.encode()
