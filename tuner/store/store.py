@@ -18,11 +18,11 @@ from typing import Any, Protocol
 
 import yaml
 
-from engine.atomic import atomic_write, remove_stale_temp_files
+from engine.atomic import atomic_write, check_untracked, remove_stale_temp_files
 from engine.weights_file import WeightsFile, parse_weights, write_weights
 from tuner.store import checkpoint as ckpt
 from tuner.store.checkpoint import RunState
-from tuner.store.run_dir import Lock, NewRun
+from tuner.store.run_dir import Lock, NewRun, resume_a_copy
 
 
 class RunStore(Protocol):
@@ -110,6 +110,9 @@ class DirectoryStore:
 
     def prepare(self) -> list[Path]:
         ckpt.check_writable(self.directory)
+        # a run committed between sessions is never rewritten in place (nor its run.log, which
+        # is appended to)
+        check_untracked(self.directory, resume_a_copy(self.directory))
         return remove_stale_temp_files(self.directory)
 
     def write_config(self, resolved: dict[str, Any]) -> None:
