@@ -7,7 +7,16 @@ this writer makes, so cleaning up after a killed write never touches a user's ow
 files): a regular file, which is replaced whole, or a path that does not exist yet, in a
 directory that exists and can be written. A device, a FIFO, a socket, a directory or a symbolic
 link is refused, since renaming a file over it would replace it (``/dev/null`` itself, or the
-link instead of the file it points to); ``atomic_write`` applies the rule before it writes.
+link instead of the file it points to) (``check_kind``); ``atomic_write`` applies the rule
+before it writes.
+
+Nothing committed is ever overwritten: an existing file that git tracks is refused too
+(``check_untracked``), whatever command would replace it. Only a path that exists is asked
+about, and only inside a git work tree (a ``.git`` found up its parents), so a new file, or a
+file outside any checkout, costs a stat; a file that is replaced costs one ``git ls-files``
+(a few milliseconds, a handful per generation of a run). Inside a work tree where git cannot be
+run (not installed, a repository it refuses), tune cannot tell a committed file from another,
+and refuses to replace any existing file there.
 """
 
 from __future__ import annotations
@@ -15,6 +24,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import subprocess
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,16 +36,33 @@ TEMP_MARKER = ".tune2048-tmp-"
 _TEMP_NAME = re.compile(rf"\..+{re.escape(TEMP_MARKER)}[a-z0-9_]+")
 _KINDS = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
           (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
+GIT_TIMEOUT = 10.0  # seconds for git to say which files it tracks
+# What would point git at another repository than the one the path is in.
+_GIT_LOCATION = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
+                 "GIT_OBJECT_DIRECTORY", "GIT_NAMESPACE", "GIT_PREFIX")
 
 
 class UnwritableTarget(BadInput):
     """A path tune will not or cannot write a file at; the message names it and says why."""
 
 
-def check_target(path: str | os.PathLike, hint: str = "") -> None:
+class TrackedFile(UnwritableTarget):
+    """A file that git tracks (or may track: git could not be asked), which tune never
+    changes."""
+
+
+def check_target(path: str | os.PathLike, hint: str = "", instead: str = "") -> None:
     """Refuse, in one line naming ``path``, a path that ``atomic_write`` must not or cannot
-    write: anything but a regular file or a new name, or a name in a directory that is missing
-    or cannot be written. ``hint`` ends the message for a special file or a link (e.g. how to
+    write (``check_kind``), or a file that git tracks (``check_untracked``, whose message ends
+    with ``instead``: what to run instead)."""
+    check_kind(path, hint)
+    check_untracked(path, instead)
+
+
+def check_kind(path: str | os.PathLike, hint: str = "") -> None:
+    """Refuse, in one line naming ``path``, anything but a regular file or a new name, or a
+    name in a directory that is missing or cannot be written: what no file can be written at,
+    committed or not. ``hint`` ends the message for a special file or a link (e.g. how to
     write to standard output instead)."""
     target = Path(path)
     try:
@@ -59,6 +86,75 @@ def check_target(path: str | os.PathLike, hint: str = "") -> None:
     problem = directory_problem(target.parent)
     if problem:
         raise UnwritableTarget(f"{target}: cannot write: {problem}")
+
+
+def check_untracked(path: str | os.PathLike, instead: str = "") -> None:
+    """Refuse ``path`` if git tracks it or, for a directory, any file under it: replacing,
+    removing or renaming it would change a committed file. ``TrackedFile`` names the first
+    such file, and ends with ``instead`` (what to run instead) where given. A path that does
+    not exist, or is outside any git work tree, passes without asking git."""
+    target = Path(path)
+    if not os.path.lexists(target):
+        return  # a new file is never tracked: no need to ask git
+    real = target.resolve()
+    top = work_tree(real)
+    if top is None:
+        return
+    then = f"; {instead}" if instead else ""
+    try:
+        tracked = _tracked_by_git(top, real)
+    except _GitFailed as failed:
+        raise TrackedFile(f"{target}: cannot tell whether git tracks it ({failed}), and tune "
+                          f"never changes a committed file{then}") from None
+    if tracked:
+        shown = target / tracked[0].relative_to(real) if tracked[0] != real else target
+        raise TrackedFile(f"{shown}: git tracks this file, and tune never changes a committed "
+                          f"file{then}")
+
+
+def work_tree(path: Path) -> Path | None:
+    """The top of the git work tree that holds ``path`` (an absolute path): the nearest
+    folder, ``path`` itself included, with a ``.git`` (a directory, or a file in a linked
+    work tree or a submodule); None outside any."""
+    for folder in (path, *path.parents):
+        if os.path.lexists(folder / ".git"):
+            return folder
+    return None
+
+
+class _GitFailed(Exception):
+    """git could not say which files it tracks; the message says why."""
+
+
+def _tracked_by_git(top: Path, path: Path) -> list[Path]:
+    """The files under ``top``'s git that are ``path`` or under it, as absolute paths."""
+    relative = path.relative_to(top).as_posix()
+    environment = {k: v for k, v in os.environ.items() if k not in _GIT_LOCATION}
+    try:
+        listed = subprocess.run(
+            ["git", "--literal-pathspecs", "ls-files", "-z", "--", relative], cwd=top,
+            env=environment, capture_output=True, timeout=GIT_TIMEOUT, check=False)
+    except FileNotFoundError:
+        raise _GitFailed("git is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise _GitFailed(f"git gave no answer within {GIT_TIMEOUT:g} s") from None
+    except OSError as err:
+        raise _GitFailed(f"git cannot be run: {err.strerror}") from None
+    if listed.returncode != 0:
+        said = listed.stderr.decode(errors="replace").strip().splitlines()
+        raise _GitFailed(f"git says: {said[0] if said else f'exit status {listed.returncode}'}")
+    return [top / os.fsdecode(name) for name in listed.stdout.split(b"\0") if name]
+
+
+def unused_path(path: str | os.PathLike) -> Path:
+    """``path`` if nothing is there, else the first of NAME-2.EXT, NAME-3.EXT... beside it that
+    is free: a place to suggest writing to, since a new file is never committed nor anyone's."""
+    wanted = Path(path)
+    found, number = wanted, 1
+    while os.path.lexists(found):
+        number += 1
+        found = wanted.with_name(f"{wanted.stem}-{number}{wanted.suffix}")
+    return found
 
 
 def directory_problem(directory: Path) -> str | None:

@@ -27,7 +27,7 @@ import os
 import re
 from pathlib import Path
 
-from engine.atomic import UnwritableTarget, atomic_write_all, check_target
+from engine.atomic import UnwritableTarget, atomic_write_all, check_target, check_untracked
 from engine.depth import to_yaml
 from engine.errors import BadInput
 from engine.weights_file import WeightsFile
@@ -311,18 +311,27 @@ def _previous_tables(directory: Path, overwrite: bool) -> set[Path]:
                       "write into it anyway")
 
 
-def check_tables_output(directory: str | os.PathLike, overwrite: bool) -> None:
-    """Refuse a ``--format tables`` output directory before anything is read or computed."""
-    _previous_tables(Path(directory), overwrite)
+def check_tables_output(directory: str | os.PathLike, overwrite: bool, instead: str = "") -> None:
+    """Refuse a ``--format tables`` output directory before anything is read or computed,
+    among others one where git tracks a file the export would replace or remove (its manifest
+    or a table: ``engine.atomic.check_untracked``, ending with ``instead``)."""
+    directory = Path(directory)
+    _previous_tables(directory, overwrite)
+    if directory.is_dir():
+        for path in directory.iterdir():
+            if path.name == MANIFEST or TABLE_FILE.fullmatch(path.name):
+                check_untracked(path, instead)
 
 
-def check_output(path: str | os.PathLike, source: str | os.PathLike | None = None) -> None:
+def check_output(path: str | os.PathLike, source: str | os.PathLike | None = None,
+                 instead: str = "") -> None:
     """Refuse an ``--output`` file that cannot or must not be written (``engine.atomic
     .check_target``: a device, a FIFO, a symbolic link, a directory, a missing or unwritable
-    directory), or that is the weights file ``source`` itself, before anything is read or
-    computed."""
+    directory, a file git tracks, whose message ends with ``instead``), or that is the weights
+    file ``source`` itself, before anything is read or computed."""
     try:
-        check_target(path, hint=" (leave out --output to write to standard output)")
+        check_target(path, hint=" (leave out --output to write to standard output)",
+                     instead=instead)
     except UnwritableTarget as err:
         raise ExportError(str(err)) from None
     try:

@@ -7,7 +7,9 @@ import argparse
 import json
 import shlex
 import sys
+from pathlib import Path
 
+from engine.atomic import check_untracked, unused_path
 from engine.depth import chosen_depth
 from engine.weights_file import read_weights
 from tuner.analysis.compare import MIN_GAMES, build_report, format_report, labels_for
@@ -18,6 +20,7 @@ from tuner.cli.options import (
     check_depth,
     check_int,
     check_seed_range,
+    command_with,
     ray_options,
     search_options,
     trusted_families,
@@ -94,6 +97,8 @@ def handle(args: argparse.Namespace) -> int:
             missing = saved.missing(job.candidate, seeds)
             if missing and all(player(job.spec) != player(other.spec) for other in to_play):
                 to_play.append(Job(job.candidate, job.spec, missing))
+        if to_play:  # the file will change: not a committed one
+            check_untracked(saved.path, _save_elsewhere(args))
         try:
             play(to_play, loaded, args, lambda j, games: saved.add(to_play[j].candidate, games))
         except KeyboardInterrupt:  # the last line, "tune: interrupted", is the command's
@@ -124,3 +129,11 @@ def play(jobs: list, loaded: list, args: argparse.Namespace, on_results=None) ->
             tqdm(total=sum(len(job.seeds) for job in jobs), unit="game", file=sys.stderr,
                  disable=None, leave=False) as bar:
         return evaluator.play(jobs, bar.update, on_results)
+
+
+def _save_elsewhere(args: argparse.Namespace) -> str:
+    """What the refusal of a committed ``--save`` file says to run: the same comparison, saving
+    to a copy of the file in the current directory, so its games are not played again."""
+    copy = str(unused_path(Path(args.save).name))
+    return (f"save to a copy of it: {shlex.join(['cp', args.save, copy])} && "
+            f"{command_with(args, '--save', copy)}")

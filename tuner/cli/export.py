@@ -7,9 +7,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from engine.atomic import unused_path
 from engine.export import FORMATS, ExportError, check_output, check_tables_output
 from engine.weights_file import read_weights
-from tuner.cli.options import trusted_families
+from tuner.cli.options import command_with, trusted_families
 
 
 def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
@@ -40,9 +41,10 @@ def handle(args: argparse.Namespace) -> int:
     if args.format != "tables" and args.overwrite:
         raise ExportError("--overwrite applies to --format tables only")
     if args.format == "tables":
-        check_tables_output(args.output, args.overwrite)
+        check_tables_output(args.output, args.overwrite, _elsewhere(args))
     elif args.output is not None:
-        check_output(args.output, args.weights)  # a device, a FIFO, a link...: refused at once
+        # a device, a FIFO, a link, a committed file...: refused at once
+        check_output(args.output, args.weights, _elsewhere(args))
     # here only to keep start-up fast: the engine's families are numpy code
     from engine import finite
     from engine.export import c_source, json_text, write_file, write_tables
@@ -58,3 +60,10 @@ def handle(args: argparse.Namespace) -> int:
     else:
         write_file(Path(args.output), text)
     return 0
+
+
+def _elsewhere(args: argparse.Namespace) -> str:
+    """What the refusal of a committed ``--output`` says to run: the same export to a new
+    name in the current directory."""
+    name = Path(args.output).resolve().name or "export"
+    return f"write elsewhere: {command_with(args, '--output', str(unused_path(name)))}"

@@ -90,6 +90,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     """The command line as the handler of its subcommand reads it; the short forms become
     ``run`` and ``resume``."""
     args = build_parser().parse_args(argv)
+    args.argv = list(argv)  # the command line as given: what a message says to run again
     given = [option for option, dest in SHORT_FORM if getattr(args, f"main_{dest}") is not None]
     if args.command is not None:
         if given:
@@ -135,7 +136,6 @@ def _main(argv: list[str], program: bool) -> int:
     try:
         interrupts.install()
         args = parse(argv)
-        args.argv = argv  # the command line as given: what a message says to run again
         setup_logging(args)
         if args.command is None:
             build_parser().print_help()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import errno
 import math
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -166,3 +167,21 @@ def with_options(config: RunConfig | RaySection,
     given = {option.key: getattr(args, option.dest) for option in CONFIG_OPTIONS
              if getattr(args, option.dest, None) is not None}
     return config.with_values(given, {option.key: option.flag for option in CONFIG_OPTIONS})
+
+
+def command_with(args: argparse.Namespace, option: str, value: str) -> str:
+    """The command line ``args`` came from, quoted to paste into a shell, with ``option``'s value
+    replaced by ``value`` wherever it is given (``--output FILE``, ``--output=FILE``, or a
+    prefix argparse took for it): what a refusal of that value tells the user to run instead."""
+    argv = list(args.argv)
+    at = 0
+    while at < len(argv) and argv[at] != "--":
+        name, equals, _given = argv[at].partition("=")
+        if len(name) > 2 and option.startswith(name):
+            if equals:
+                argv[at] = f"{name}={value}"
+            elif at + 1 < len(argv):
+                at += 1
+                argv[at] = value
+        at += 1
+    return shlex.join(["tune", *argv])

@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 
-from engine.atomic import UnwritableTarget, check_target
+from engine.atomic import UnwritableTarget, check_target, unused_path
 from tuner.analysis import report
 from tuner.cli.options import UsageError
 from tuner.errors import CheckpointError
@@ -38,15 +39,7 @@ def handle(args: argparse.Namespace) -> int:
     plot = None if args.plot is None else (
         run_dir / report.PLOT_FILE if args.plot is IN_RUN_DIR else Path(args.plot))
     if plot is not None:
-        check_target(plot)  # a device, a FIFO, a link...: refused before anything is read
-        if plot.name in RUN_FILES - {report.PLOT_FILE} and (plot.parent / ckpt.CONFIG_FILE).is_file():
-            raise UnwritableTarget(f"{plot}: cannot write: it is one of a run's own files; give "
-                                   "the plot another name")
-        if plot.exists() and holds(plot.parent) is Holds.RESULTS:
-            raise UnwritableTarget(
-                f"{plot}: cannot write: {plot.parent} holds results without a checkpoint (a "
-                f"shipped run), which are never rewritten; write the plot elsewhere: tune "
-                f"report {run_dir} --plot {report.PLOT_FILE}")
+        check_plot(plot, run_dir)
     from tuner.space import SearchSpace  # here only to keep start-up fast (numpy)
 
     stored, config = report.read_run_config(run_dir)
@@ -69,3 +62,21 @@ def handle(args: argparse.Namespace) -> int:
         else:
             print(f"wrote {path}")
     return 0
+
+
+def check_plot(plot: Path, run_dir: Path) -> None:
+    """Refuse, before anything is read, a plot file tune may not write (a device, a link, a
+    committed file...: ``engine.atomic.check_target``), one of a run's own files, or a plot
+    that would replace one of results without a checkpoint (a shipped run, committed or
+    copied)."""
+    new_plot = shlex.join(["tune", "report", str(run_dir), "--plot",
+                           str(unused_path(report.PLOT_FILE))])
+    elsewhere = f"write the plot elsewhere: {new_plot}"
+    check_target(plot, instead=elsewhere)
+    if plot.name in RUN_FILES - {report.PLOT_FILE} and (plot.parent / ckpt.CONFIG_FILE).is_file():
+        raise UnwritableTarget(f"{plot}: cannot write: it is one of a run's own files; give "
+                               "the plot another name")
+    if plot.exists() and holds(plot.parent) is Holds.RESULTS:
+        raise UnwritableTarget(f"{plot}: cannot write: {plot.parent} holds results without a "
+                               f"checkpoint (a shipped run), which are never rewritten; "
+                               f"{elsewhere}")

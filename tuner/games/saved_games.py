@@ -10,7 +10,9 @@ seed, so the games a file holds count for any later comparison that names the sa
 whatever its ``--games`` and ``--seed``: a new weights file can be judged against games already
 played by the others. Players the file holds that a comparison does not name are kept as they
 are. The file is rewritten atomically after each unit of games; a file of another version's
-games or of anything else is refused before a game is played, and never written.
+games or of anything else is refused before a game is played, and never written. A file git
+tracks is read, and never written (``engine.atomic``): a comparison that would add games to it
+is refused before they are played.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
 
-from engine.atomic import atomic_write, check_target
+from engine.atomic import atomic_write, check_kind
 from engine.depth import to_yaml
 from engine.errors import BadInput
 from engine.solver import GameResult, PlayerSpec
@@ -45,7 +47,7 @@ class SavedGames:
         self.version = version
         self.players: list[dict] = []  # every player the file holds, then those new to it
         self.games: list[dict[int, GameResult]] = []
-        check_target(self.path)
+        check_kind(self.path)  # a committed file may be read; atomic_write refuses to change it
         if self.path.exists():
             self._read()
         self._slots = [self._slot(player(spec)) for spec in specs]

@@ -6,7 +6,8 @@ into place when its first generation's checkpoint is written. Until then nothing
 run directory's path, or the run that was there (``--overwrite``) is intact; a run that fails or
 is interrupted before its first checkpoint leaves nothing behind. A directory that holds results
 without a checkpoint (a shipped or copied result) is never replaced, nor one holding files that
-are not a run's.
+are not a run's, nor one holding a file that git tracks (``engine.atomic.check_untracked``): a
+run committed between sessions is resumed from a copy (``resume_a_copy``).
 
 The lock is ``flock`` on the directory itself, so taking it writes nothing; the process that
 holds it is found in ``/proc/locks`` to name it in the refusal.
@@ -18,10 +19,11 @@ import contextlib
 import enum
 import fcntl
 import os
+import shlex
 import shutil
 from pathlib import Path
 
-from engine.atomic import atomic_write, is_temp_file
+from engine.atomic import atomic_write, check_untracked, is_temp_file, unused_path
 from tuner import commands
 from tuner.errors import CheckpointError
 from tuner.store import checkpoint as ckpt
@@ -33,6 +35,7 @@ STARTED_FILES = {ckpt.CONFIG_FILE, ckpt.LOG_FILE}
 RUN_FILES = STARTED_FILES | {ckpt.CHECKPOINT_FILE, ckpt.HISTORY_FILE, ckpt.CLUSTER_FILE,
                              ckpt.BEST_FILE, ckpt.VALIDATION_FILE, ckpt.STOP_FILE,
                              "convergence.png"}
+START_ELSEWHERE = "pick another run.name or run.output_dir in the config"
 
 
 class Holds(enum.Enum):
@@ -62,6 +65,14 @@ def holds(path: Path) -> Holds:
     if ckpt.CHECKPOINT_FILE in names:
         return Holds.RUN
     return Holds.STARTED if names <= STARTED_FILES else Holds.RESULTS
+
+
+def resume_a_copy(run_dir: Path) -> str:
+    """How to go on with a run whose files git tracks (a campaign committed between sessions),
+    which tune never rewrites: resume a copy in outputs/, which git ignores."""
+    copy = str(unused_path(Path("outputs") / run_dir.resolve().name))
+    return (f"to go on with the run, resume a copy of it: mkdir -p outputs && "
+            f"{shlex.join(['cp', '-r', str(run_dir), copy])} && {commands.tune('resume', copy)}")
 
 
 def staging_path(run_dir: Path) -> Path:
@@ -187,8 +198,13 @@ class NewRun:
                 self._locks.append(Lock(self.staging, named=run_dir))
             if found is Holds.RESULTS or found is Holds.OTHER:
                 raise CheckpointError(
-                    f"{run_dir}: holds {found.value}, which tune never replaces: pick another "
-                    "run.name or run.output_dir in the config")
+                    f"{run_dir}: holds {found.value}, which tune never replaces: {START_ELSEWHERE}")
+            # a campaign committed between sessions: neither replaced nor resumed in place
+            instead = START_ELSEWHERE
+            if found is Holds.RUN:
+                instead = f"{resume_a_copy(run_dir)}; or to start afresh, {START_ELSEWHERE}"
+            check_untracked(run_dir, instead)
+            check_untracked(self.staging)  # emptied below
             if found is Holds.RUN and not overwrite:
                 hint = (f"resume it with: {commands.tune('resume', run_dir)}" if same_config else
                         "pick another run.name or run.output_dir, or pass --overwrite to "

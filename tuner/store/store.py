@@ -16,12 +16,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from engine.atomic import atomic_write, remove_stale_temp_files
+from engine.atomic import atomic_write, check_untracked, remove_stale_temp_files
 from engine.weights_file import WeightsFile, weights_text, write_weights
 from tuner.config import stored_text
 from tuner.store import checkpoint as ckpt
 from tuner.store.checkpoint import RunState
-from tuner.store.run_dir import Lock, NewRun
+from tuner.store.run_dir import Lock, NewRun, resume_a_copy
 
 
 class RunStore(Protocol):
@@ -109,6 +109,9 @@ class DirectoryStore:
 
     def prepare(self) -> list[Path]:
         ckpt.check_writable(self.directory)
+        # a run committed between sessions is never rewritten in place (nor its run.log, which
+        # is appended to)
+        check_untracked(self.directory, resume_a_copy(self.directory))
         return remove_stale_temp_files(self.directory)
 
     def write_config(self, resolved: dict[str, Any]) -> None:
