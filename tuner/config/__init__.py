@@ -240,8 +240,9 @@ def _check_run_files(config: RunConfig) -> None:
     file that the run directory's files (``config.yaml``, ``best.yaml``) would name by a spec
     longer than a config or a weights file may give. A ``best.yaml`` then fits in what its
     reader reads too (``engine.weights_file.MAX_BYTES``)."""
-    largest = config.with_popsize(MAX_POPSIZE) if config.cmaes.popsize == AUTO else config
-    resolved = largest.resolved()  # auto, once resolved, is written as a number
+    resolved = config.resolved()
+    if config.cmaes.popsize == AUTO:  # once resolved, written as a number: the longest one
+        resolved["cmaes"]["popsize"] = MAX_POPSIZE
     spec = resolved["family"]
     if len(spec) > MAX_SPEC:
         raise ConfigError(f"{config.source}: family: from the run directory "

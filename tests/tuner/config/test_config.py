@@ -93,7 +93,7 @@ def test_a_section_from_values_fills_in_defaults_and_checks_as_a_config_does():
     ray = RaySection.from_values("tune play", workers=3, address=None)
     assert (ray.workers, ray.address, ray.games_per_task, ray.max_retries) == (3, None, "auto", 3)
     assert ValidationSection.from_values("test").to_config() == {"games": 500, "top_k": 3}
-    with pytest.raises(ConfigError, match=r"^tune play: ray.address: expected 'auto' or "):
+    with pytest.raises(ConfigError, match=r"^tune play: ray.address: expected 'auto', HOST:PORT or local, "):
         RaySection.from_values("tune play", address="nowhere")
 
 
