@@ -91,6 +91,19 @@ def _mkstemp(*args, dir=None, **kwargs):
     return tempfile.mkstemp(*args, dir=dir, **kwargs)
 _atomic.tempfile = types.SimpleNamespace(mkstemp=_mkstemp)
 """
+# TUNE_TEST_STARTS_UNTIL=PATH: after SERIAL, Ray "starts" until PATH exists (a minute at most):
+# what a `tune stop` that writes PATH meets while a job starts, before its first generation.
+SLOW_START = """
+import os, time
+import tuner.cluster.ray_evaluator as _ray_evaluator
+_started = _ray_evaluator.evaluator_for
+def _evaluator_for(*args, **kwargs):
+    deadline = time.monotonic() + 60
+    while not os.path.exists(os.environ["TUNE_TEST_STARTS_UNTIL"]) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return _started(*args, **kwargs)
+_ray_evaluator.evaluator_for = _evaluator_for
+"""
 MAIN = "\nfrom tuner.cli.main import main\nsys.exit(main())\n"
 
 
@@ -546,6 +559,43 @@ def test_a_real_second_run_waits_for_no_one(work):
             first.kill()
     assert first.returncode == 0, err
     assert ckpt.load_state(work / "outputs" / "quick").finished
+
+
+# ================================================================================================
+# tune stop while a job starts: honoured once the job has its first checkpoint
+# ================================================================================================
+
+@pytest.mark.parametrize(("command", "stop_file", "generation"), [
+    (["run", "quick.yaml"], RUN_DIR.parent / ".quick.new" / ckpt.STOP_FILE, 1),
+    (["resume", RUN_DIR], RUN_DIR / ckpt.STOP_FILE, 2),
+], ids=["run", "resume"])
+def test_a_stop_asked_while_a_job_starts_stops_it_after_its_next_generation(
+        stopped_run, work, command, stop_file, generation):
+    """`tune stop` while Ray starts: reported as sent, and the job stops after the generation it
+    then plays (a new run's first: there is a checkpoint to resume from), saying how to resume."""
+    if command[0] == "run":
+        write_config(work / "quick.yaml")
+    else:
+        copy_run(stopped_run, work)
+    job = start(command, work, SERIAL, SLOW_START, TUNE_TEST_STARTS_UNTIL=str(work / stop_file))
+    try:
+        # the job's first line comes once it holds the directory, just before Ray starts
+        assert job.stderr.readline().startswith("run quick: family classic")
+        asked = tune(["stop", RUN_DIR], work)
+        assert asked.returncode == 0, asked.stderr
+        assert f"asked tune process {job.pid} to stop" in asked.stdout
+        _out, err = job.communicate(timeout=120)
+    finally:
+        if job.poll() is None:
+            job.kill()
+    assert job.returncode == 0, err
+    assert err.endswith(f"stopped on request after generation {generation} (checkpointed); "
+                        f"resume with:\n  tune resume {RUN_DIR}\n"), err
+    assert_intact(work / RUN_DIR, generation)
+    assert not (work / RUN_DIR / ckpt.STOP_FILE).exists()
+    resumed = tune(["resume", RUN_DIR, "--quiet"], work, SERIAL)  # the advice works
+    assert resumed.returncode == 0, resumed.stderr
+    assert ckpt.load_state(work / RUN_DIR).finished
 
 
 # ================================================================================================
