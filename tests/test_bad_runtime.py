@@ -104,6 +104,19 @@ def _evaluator_for(*args, **kwargs):
     return _started(*args, **kwargs)
 _ray_evaluator.evaluator_for = _evaluator_for
 """
+# TUNE_TEST_SIGNAL_IN="MODULE:SIGNAL": the signal comes inside the __set_name__ of a cached
+# property of a class of MODULE, as that class is made (Python 3.11 wraps what __set_name__
+# raises in RuntimeError).
+SIGNAL_IN_SET_NAME = """
+import functools, os, signal
+_module, _, _signal = os.environ["TUNE_TEST_SIGNAL_IN"].partition(":")
+_set_name = functools.cached_property.__set_name__
+def __set_name__(self, owner, name):
+    if owner.__module__ == _module:
+        os.kill(os.getpid(), signal.Signals[_signal])
+    return _set_name(self, owner, name)
+functools.cached_property.__set_name__ = __set_name__
+"""
 MAIN = "\nfrom tuner.cli.main import main\nsys.exit(main())\n"
 
 
@@ -806,6 +819,34 @@ def test_interrupting_play_in_process(work, sig):
     out, err = interrupt_at_random(process, sig, f"play {sig}", window=(1.0, 3.0))
     assert_interrupted(process, out, err, sig)
     assert snapshot(work) == before
+
+
+@pytest.mark.parametrize(("module", "sig"), [("numpy._core.getlimits", signal.SIGINT),
+                                           ("numba.core.controlflow", signal.SIGTERM)],
+                         ids=["numpy-SIGINT", "numba-SIGTERM"])
+def test_interrupting_play_while_a_class_of_numpy_or_numba_is_made(work, module, sig):
+    """The signal lands in a __set_name__ as `tune play` loads numpy or numba (it once exited 1,
+    with Python's RuntimeError "Error calling __set_name__")."""
+    before = snapshot(work)
+    process = start(["play", "--weights", "w.yaml", "--games", "2", "--depth", "1"], work,
+                    SIGNAL_IN_SET_NAME, TUNE_TEST_SIGNAL_IN=f"{module}:{sig.name}")
+    out, err = process.communicate(timeout=120)
+    assert_interrupted(process, out, err, sig)
+    assert snapshot(work) == before
+
+
+@pytest.mark.slow
+def test_interrupting_play_at_random_moments_of_its_start_up(work):
+    """Ctrl-C or SIGTERM anywhere from the moment numpy loads (tune's own start-up: numpy,
+    numba, the compiled kernels, the tables, the first games): each time, exit status 130 and
+    the one line."""
+    for run in range(8):
+        sig = SIGNALS[run % 2]
+        process = start(["play", "--weights", "w.yaml", "--games", "5000", "--depth", "1"],
+                        work)
+        out, err = interrupt_at_random(process, sig, f"play start-up {run}",
+                                       ready=loading_numpy(process), window=(0.0, 2.5))
+        assert_interrupted(process, out, err, sig)
 
 
 @pytest.mark.parametrize("sig", SIGNALS, ids=["SIGTERM", "SIGINT"])
