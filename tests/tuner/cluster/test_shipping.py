@@ -61,9 +61,11 @@ def test_a_family_file_of_any_name_ships_under_a_private_name(tmp_path):
     assert result.stdout.split() == [f"odd-{i}" for i in range(len(shipped))], result.stderr
 
 
-def test_code_failing_on_a_worker_names_the_file_as_the_user_named_it(tmp_path, monkeypatch):
+@pytest.mark.parametrize("name", ["fails.py", "__init__.py"])  # a package's own file name too
+def test_code_failing_on_a_worker_names_the_file_as_the_user_named_it(tmp_path, monkeypatch,
+                                                                      name):
     monkeypatch.chdir(tmp_path)
-    path = tmp_path / "fails.py"
+    path = tmp_path / name
     path.write_text(TWIN.format(cls="F", name="fails", param="w").replace(
         "        return Heuristic(", "        1 / 0\n        return Heuristic("), encoding="utf-8")
     shipped, worker = ship_family(f"{path}:F")
