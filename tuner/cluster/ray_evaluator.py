@@ -13,9 +13,9 @@ one line naming the family's file and line as the user knows them, which is bad 
 A family that is not built in reaches every worker through Ray's job-level ``runtime_env``
 (``py_modules``: a family file, or the top-level package of a family module), so nothing but
 tune2048 itself needs installing on the nodes; its ``working_dir`` is an empty folder, so that
-no file of the driver's working directory shadows a module on the workers. Every unit carries the driver's tune2048 version
-and a worker that runs another version refuses it, since the same seed must play the same game
-on every node.
+no file of the driver's working directory shadows a module on the workers. Every unit carries
+the driver's tune2048 version and a worker that runs another version refuses it, since the same
+seed must play the same game on every node.
 """
 
 from __future__ import annotations
