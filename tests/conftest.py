@@ -136,6 +136,14 @@ class {cls}(Family):
 '''
 
 
+# Names a family file may have like any other (docs/families.md, "The name of a family file"): a
+# standard module's, tune2048's and Ray's own, names that are no module name (a dash, dots, a
+# space, quotes, a backslash, a colon), a package's __init__, and non-ASCII letters.
+ODD_FAMILY_FILE_NAMES = ("json.py", "engine.py", "ray.py", "my-family.py", "my.family.py",
+                         "x.py.py", "with space.py", "quo'te\".py", 'tri"""ple.py',
+                         "back\\slash.py", "a:b.py", "__init__.py", "fämily.py")
+
+
 @pytest.fixture
 def twin_families(tmp_path) -> tuple[str, str]:
     """``a/fam.py:F`` and ``b/fam.py:G``: one file name, two families (what the registry and

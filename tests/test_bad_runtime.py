@@ -92,6 +92,32 @@ def _mkstemp(*args, dir=None, **kwargs):
     return tempfile.mkstemp(*args, dir=dir, **kwargs)
 _atomic.tempfile = types.SimpleNamespace(mkstemp=_mkstemp)
 """
+# TUNE_TEST_STARTS_UNTIL=PATH: after SERIAL, Ray "starts" until PATH exists (a minute at most):
+# what a `tune stop` that writes PATH meets while a job starts, before its first generation.
+SLOW_START = """
+import os, time
+import tuner.cluster.ray_evaluator as _ray_evaluator
+_started = _ray_evaluator.evaluator_for
+def _evaluator_for(*args, **kwargs):
+    deadline = time.monotonic() + 60
+    while not os.path.exists(os.environ["TUNE_TEST_STARTS_UNTIL"]) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return _started(*args, **kwargs)
+_ray_evaluator.evaluator_for = _evaluator_for
+"""
+# TUNE_TEST_SIGNAL_IN="MODULE:SIGNAL": the signal comes inside the __set_name__ of a cached
+# property of a class of MODULE, as that class is made (Python 3.11 wraps what __set_name__
+# raises in RuntimeError).
+SIGNAL_IN_SET_NAME = """
+import functools, os, signal
+_module, _, _signal = os.environ["TUNE_TEST_SIGNAL_IN"].partition(":")
+_set_name = functools.cached_property.__set_name__
+def __set_name__(self, owner, name):
+    if owner.__module__ == _module:
+        os.kill(os.getpid(), signal.Signals[_signal])
+    return _set_name(self, owner, name)
+functools.cached_property.__set_name__ = __set_name__
+"""
 MAIN = "\nfrom tuner.cli.main import main\nsys.exit(main())\n"
 
 
@@ -609,6 +635,43 @@ def test_a_real_second_run_waits_for_no_one(work):
 
 
 # ================================================================================================
+# tune stop while a job starts: honoured once the job has its first checkpoint
+# ================================================================================================
+
+@pytest.mark.parametrize(("command", "stop_file", "generation"), [
+    (["run", "quick.yaml"], RUN_DIR.parent / ".quick.new" / ckpt.STOP_FILE, 1),
+    (["resume", RUN_DIR], RUN_DIR / ckpt.STOP_FILE, 2),
+], ids=["run", "resume"])
+def test_a_stop_asked_while_a_job_starts_stops_it_after_its_next_generation(
+        stopped_run, work, command, stop_file, generation):
+    """`tune stop` while Ray starts: reported as sent, and the job stops after the generation it
+    then plays (a new run's first: there is a checkpoint to resume from), saying how to resume."""
+    if command[0] == "run":
+        write_config(work / "quick.yaml")
+    else:
+        copy_run(stopped_run, work)
+    job = start(command, work, SERIAL, SLOW_START, TUNE_TEST_STARTS_UNTIL=str(work / stop_file))
+    try:
+        # the job's first line comes once it holds the directory, just before Ray starts
+        assert job.stderr.readline().startswith("run quick: family classic")
+        asked = tune(["stop", RUN_DIR], work)
+        assert asked.returncode == 0, asked.stderr
+        assert f"asked tune process {job.pid} to stop" in asked.stdout
+        _out, err = job.communicate(timeout=120)
+    finally:
+        if job.poll() is None:
+            job.kill()
+    assert job.returncode == 0, err
+    assert err.endswith(f"stopped on request after generation {generation} (checkpointed); "
+                        f"resume with:\n  tune resume {RUN_DIR}\n"), err
+    assert_intact(work / RUN_DIR, generation)
+    assert not (work / RUN_DIR / ckpt.STOP_FILE).exists()
+    resumed = tune(["resume", RUN_DIR, "--quiet"], work, SERIAL)  # the advice works
+    assert resumed.returncode == 0, resumed.stderr
+    assert ckpt.load_state(work / RUN_DIR).finished
+
+
+# ================================================================================================
 # Values that pass checking and would fail later: refused before anything is written, here with
 # a run in place that --overwrite would replace (it is neither replaced nor touched)
 # ================================================================================================
@@ -829,6 +892,34 @@ def test_interrupting_play_in_process(work, sig):
     out, err = interrupt_at_random(process, sig, f"play {sig}", window=(1.0, 3.0))
     assert_interrupted(process, out, err, sig)
     assert snapshot(work) == before
+
+
+@pytest.mark.parametrize(("module", "sig"), [("numpy._core.getlimits", signal.SIGINT),
+                                           ("numba.core.controlflow", signal.SIGTERM)],
+                         ids=["numpy-SIGINT", "numba-SIGTERM"])
+def test_interrupting_play_while_a_class_of_numpy_or_numba_is_made(work, module, sig):
+    """The signal lands in a __set_name__ as `tune play` loads numpy or numba (it once exited 1,
+    with Python's RuntimeError "Error calling __set_name__")."""
+    before = snapshot(work)
+    process = start(["play", "--weights", "w.yaml", "--games", "2", "--depth", "1"], work,
+                    SIGNAL_IN_SET_NAME, TUNE_TEST_SIGNAL_IN=f"{module}:{sig.name}")
+    out, err = process.communicate(timeout=120)
+    assert_interrupted(process, out, err, sig)
+    assert snapshot(work) == before
+
+
+@pytest.mark.slow
+def test_interrupting_play_at_random_moments_of_its_start_up(work):
+    """Ctrl-C or SIGTERM anywhere from the moment numpy loads (tune's own start-up: numpy,
+    numba, the compiled kernels, the tables, the first games): each time, exit status 130 and
+    the one line."""
+    for run in range(8):
+        sig = SIGNALS[run % 2]
+        process = start(["play", "--weights", "w.yaml", "--games", "5000", "--depth", "1"],
+                        work)
+        out, err = interrupt_at_random(process, sig, f"play start-up {run}",
+                                       ready=loading_numpy(process), window=(0.0, 2.5))
+        assert_interrupted(process, out, err, sig)
 
 
 @pytest.mark.parametrize("sig", SIGNALS, ids=["SIGTERM", "SIGINT"])

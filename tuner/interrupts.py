@@ -6,7 +6,10 @@ a ``KeyboardInterrupt`` that says which signal came, and remember it. Python rai
 the main thread happens to be, and code that must not raise drops it there: a finalizer (a Ray
 ``ObjectRef`` collected in the middle of numba's work), a compiled module being imported. Python
 prints such an exception as "Exception ignored" and goes on, so the loop checks between
-generations (``check``), and a dropped interrupt is not printed: it is not lost.
+generations (``check``), and a dropped interrupt is not printed: it is not lost. Python 3.11
+would turn one raised inside a ``__set_name__`` (while a class is made: numpy's and numba's, as
+they load) into a ``RuntimeError``: there the handler raises nothing and the signal comes again a
+moment later, once it lands outside.
 
 ``held`` blocks the signals for a block of code that must not be cut (Ray's import, start and
 shutdown: an interrupted ``ray.init`` has crashed the driver and orphaned Ray's processes) and
@@ -19,14 +22,17 @@ came from code that raised it itself (a family's own code, say), not from the ke
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import os
 import signal
 import sys
 import threading
+import time
 from functools import cache
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
+REDELIVERY_SECONDS = 0.001  # a signal deferred out of a class being made comes again after this
 
 _received: list[int] = []
 _deferring = False
@@ -135,7 +141,32 @@ def held(signals: tuple[signal.Signals, ...] = SIGNALS):
 
 def _record_and_raise(signum, frame) -> None:
     _received.append(signum)
+    if _making_a_class(frame):
+        # Python 3.11 turns what a class attribute's __set_name__ raises into RuntimeError
+        # ("Error calling __set_name__"): an interrupt landing in one while a module loads
+        # (numpy's cached properties, an enum's members) would end the command as a bug. The
+        # signal comes again a moment later, until it lands outside; check() raises it should
+        # the command end first.
+        _thread.start_new_thread(_deliver_again, (signum,))
+        return
     raise Interrupted(signum)
+
+
+def _deliver_again(signum: int) -> None:
+    """In a thread of its own: the signal again, to the main thread, once the handler that
+    started this thread has returned (sent from the handler, it would run inside it)."""
+    time.sleep(REDELIVERY_SECONDS)
+    _thread.interrupt_main(signum)
+
+
+def _making_a_class(frame) -> bool:
+    """Whether ``frame`` runs inside a ``__set_name__``, which Python calls as it makes a
+    class."""
+    while frame is not None:
+        if frame.f_code.co_name == "__set_name__":
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _unraisable(unraisable) -> None:

@@ -39,7 +39,8 @@ def file_spec_path(spec: str, base_dir: str | os.PathLike | None = None) -> Path
 
 def file_module_name(path: str | os.PathLike) -> str:
     """The name a family file is imported under in this process: one per path, used by no
-    other import."""
+    other import, and never the file's own (a module's, ``json.py``, or none Python could
+    import, ``my-family.py``), so that any file name works and shadows nothing."""
     return "tune2048_family_file_" + hashlib.sha256(str(path).encode()).hexdigest()[:16]
 
 

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import ODD_FAMILY_FILE_NAMES, TWIN
 
 from engine import Solver
 from engine.families import (
@@ -29,6 +30,7 @@ from engine.families.registry import (
     origin,
     relative_spec,
 )
+from engine.families.specs import file_module_name
 from engine.weights_file import WeightsFile, WeightsFileError, read_weights, write_weights
 
 _unique = itertools.count()
@@ -352,6 +354,23 @@ def test_two_family_files_of_one_name_are_two_families(twin_families):
     assert (b.name, b.param_names) == ("twin-b", ("beta",))
     assert type(a).__module__ != type(b).__module__
     assert Solver(spec_a, {"alpha": 1.0}, depth=0).family is a
+
+
+# --- a family file of any name ------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ODD_FAMILY_FILE_NAMES)
+def test_a_family_file_of_any_name_is_imported_under_a_private_name(tmp_path, name):
+    """Its name is never a module name: it shadows no module (json.py) and needs none
+    (my-family.py); docs/families.md, "The name of a family file"."""
+    path = tmp_path / name
+    path.write_text(TWIN.format(cls="F", name="odd", param="w"), encoding="utf-8")
+    modules = dict(sys.modules)
+    family = get_family(f"{path}:F")
+    assert family.name == "odd" and family.param_names == ("w",)
+    assert type(family).__module__ == file_module_name(path)
+    assert set(sys.modules) - set(modules) == {file_module_name(path)}
+    assert all(sys.modules[name] is module for name, module in modules.items())
+    assert Solver(f"{path}:F", {"w": 1.0}, depth=0).play(1).score > 0
 
 
 # --- the digest of a family's source, to notice an edit between runs -----------------------------

@@ -10,6 +10,8 @@ import sys
 import textwrap
 import time
 
+import pytest
+
 from tuner import interrupts
 
 DROPPED_IN_A_FINALIZER = textwrap.dedent("""
@@ -70,6 +72,40 @@ def test_a_ctrl_c_while_the_command_loads_its_modules_exits_130_without_a_traceb
                           text=True, timeout=60, check=False)
     assert done.returncode == 130, done.stderr
     assert done.stderr == "tune: interrupted\n"
+
+
+WHILE_A_CLASS_IS_MADE = textwrap.dedent("""
+    import os, signal, sys, time
+    from tuner import interrupts
+
+    interrupts.install()
+
+    class Named:
+        def __set_name__(self, owner, name):  # as numpy's cached properties, enum members
+            os.kill(os.getpid(), signal.Signals[sys.argv[1]])
+            time.sleep(0.01)  # the handler runs here
+
+    try:
+        class Made:
+            attribute = Named()
+        print("made")
+        for _ in range(10_000):
+            time.sleep(0.001)  # the interrupt comes again here
+        print("lost")
+    except KeyboardInterrupt as interrupt:
+        print("interrupted" + interrupts.describe(interrupt).replace(" ", ""))
+""")
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_an_interrupt_while_a_class_is_made_comes_once_the_class_is_made(sig):
+    """Python 3.11 turns what a __set_name__ raises into RuntimeError: an interrupt landing in
+    one (while numpy or numba load, say) would have ended the command as a bug, exit status 1."""
+    done = subprocess.run([sys.executable, "-c", WHILE_A_CLASS_IS_MADE, sig],
+                          capture_output=True, text=True, timeout=60, check=False)
+    expected = "interrupted" + ("(SIGTERM)" if sig == "SIGTERM" else "")
+    assert done.stdout.split() == ["made", expected], done.stderr
+    assert done.stderr == ""
 
 
 DEFERRED = textwrap.dedent("""

@@ -8,8 +8,10 @@ says how to resume.
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 
+from tuner.errors import CheckpointError
 from tuner.store.run_dir import request_stop
 
 
@@ -25,9 +27,11 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
+    if not args.run_dir:  # Path("") would be the working directory: `tune stop "$UNSET"`
+        raise CheckpointError("RUN_DIR: expected the directory of a running run, got ''")
     run_dir = Path(args.run_dir)
     _written, holder = request_stop(run_dir)
     who = f"tune process {holder}" if holder else "the tune process"
     print(f"{run_dir}: asked {who} to stop after its current generation; it checkpoints, exits "
-          f"and prints the command that resumes it (tune resume {run_dir})")
+          f"and prints the command that resumes it (tune resume {shlex.quote(str(run_dir))})")
     return 0

@@ -12,9 +12,10 @@ one line naming the family's file and line as the user knows them, which is bad 
 
 A family that is not built in reaches every worker through Ray's job-level ``runtime_env``
 (``py_modules``: a family file, or the top-level package of a family module), so nothing but
-tune2048 itself needs installing on the nodes. Every unit carries the driver's tune2048 version
-and a worker that runs another version refuses it, since the same seed must play the same game
-on every node.
+tune2048 itself needs installing on the nodes; its ``working_dir`` is an empty folder, so that
+no file of the driver's working directory shadows a module on the workers. Every unit carries
+the driver's tune2048 version and a worker that runs another version refuses it, since the same
+seed must play the same game on every node.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from engine.errors import Tune2048Error
 from engine.solver import GameResult, PlayerSpec
 from tuner import interrupts
 from tuner.cluster.ray_session import RaySession
-from tuner.cluster.shipping import ship_family
+from tuner.cluster.shipping import empty_working_dir, ship_family
 from tuner.errors import EvaluationError
 from tuner.games.evaluation import (
     Evaluator,
@@ -79,7 +80,7 @@ class RayEvaluator(_Backend):
 
     Raises:
         ClusterConnectionError: Ray could not be started, or the cluster could not be joined.
-        FamilyNotFound: a family file that cannot be shipped under its name.
+        FamilyNotFound: a family file that cannot be read.
         KeyboardInterrupt: Ctrl-C or SIGTERM while Ray started (Ray is shut down again).
     """
 
@@ -109,11 +110,12 @@ class RayEvaluator(_Backend):
             self.session.close()
             raise
 
-    def _ship(self, families: Sequence[str]) -> dict | None:
-        """The runtime_env that brings these families' code to every worker (None: nothing to
-        ship), and the spec each family goes by on the workers: a family file travels in a
-        package of its own, named after its path and content (``ship_family``), so that two
-        files of one name never collide there."""
+    def _ship(self, families: Sequence[str]) -> dict:
+        """The runtime_env that brings these families' code to every worker, with an empty
+        working directory (``empty_working_dir``: the driver's own would shadow modules there),
+        and the spec each family goes by on the workers: a family file travels in a package of
+        its own, named after its path and content (``ship_family``), so that two files of one
+        name never collide there."""
         shipped = []
         for spec in dict.fromkeys(families):
             module, on_workers = ship_family(spec)
@@ -121,9 +123,10 @@ class RayEvaluator(_Backend):
                 continue
             shipped.append(module)
             self.worker_specs[spec] = on_workers
-        if not shipped:
-            return None
-        return {"py_modules": list(dict.fromkeys(shipped)), "excludes": SHIP_EXCLUDES}
+        runtime_env = {"working_dir": str(empty_working_dir()), "excludes": SHIP_EXCLUDES}
+        if shipped:
+            runtime_env["py_modules"] = list(dict.fromkeys(shipped))
+        return runtime_env
 
     def run(self, jobs: Sequence[Job], schedule: Schedule,
             progress: Callable[[int], None] | None = None):

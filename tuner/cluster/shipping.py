@@ -4,8 +4,10 @@ brings their code to the others.
 
 A family file travels in a package of its own, named after the file's path and content, so that
 two files of one name (``a/fam.py``, ``b/fam.py``) never collide on a worker and an edited file is
-a new package. The package records the file's path here, which the family guard's messages on a
-worker show (``engine.families.guard``).
+a new package; in it, the copy is always the module ``family``, so that the file's own name
+(``json.py``, ``my-family.py``, ``__init__.py``) is never a module name, on a worker as on the
+driver (``engine.families.specs.file_module_name``). The package records the file's path here,
+which the family guard's messages on a worker show (``engine.families.guard``).
 """
 
 from __future__ import annotations
@@ -25,12 +27,14 @@ from engine.families import FAMILIES, FamilyNotFound
 from engine.families.guard import SHIPPED_PREFIX, SOURCE_ATTRIBUTE
 from engine.families.specs import file_spec_path, is_file_spec, registered
 
+SHIPPED_MODULE = "family"  # a family file's copy in its package, whatever the file's own name
+
 
 def ship_family(spec: str) -> tuple[str | ModuleType | None, str]:
     """What to put in ``py_modules`` for a family, and its spec on the workers: (None, spec) for
     a built-in (installed with tune2048 on every node); for a module or registered family, the
     module's top-level package and the same spec; for a file, the folder of a package holding a
-    copy of it, and ``PACKAGE.STEM:Class``.
+    copy of it, and ``PACKAGE.family:Class``.
 
     Raises:
         FamilyNotFound: the family file cannot be read.
@@ -51,11 +55,11 @@ def ship_family(spec: str) -> tuple[str | ModuleType | None, str]:
             shutil.rmtree(building, ignore_errors=True)
             building.mkdir()
             (building / "__init__.py").write_text(
-                f'"""{path.name}, shipped by tune2048 to its Ray workers."""\n\n'
+                '"""A family file shipped by tune2048 to its Ray workers."""\n\n'
                 f"{SOURCE_ATTRIBUTE} = {str(path)!r}\n", encoding="utf-8")
-            (building / path.name).write_bytes(content)
+            (building / f"{SHIPPED_MODULE}.py").write_bytes(content)
             building.rename(folder)
-        return str(folder), f"{package}.{path.stem}:{spec.rpartition(':')[2]}"
+        return str(folder), f"{package}.{SHIPPED_MODULE}:{spec.rpartition(':')[2]}"
     module_spec = spec if ":" in spec else None
     if module_spec is None:
         entry = registered().get(spec)
@@ -64,6 +68,16 @@ def ship_family(spec: str) -> tuple[str | ModuleType | None, str]:
         module_spec = entry.value
     top = module_spec.rpartition(":")[0].partition(".")[0]
     return sys.modules.get(top) or importlib.import_module(top), spec
+
+
+def empty_working_dir() -> Path:
+    """An empty folder, Ray's ``working_dir`` for its workers: without one, Ray puts the
+    driver's working directory first on every worker's import path, and a file there named like
+    a module (``engine.py``, ``numpy.py``, a family's ``json.py``) would be imported on the
+    workers in that module's place."""
+    folder = _shipping_dir() / "working_dir"
+    folder.mkdir(exist_ok=True)
+    return folder
 
 
 @cache

@@ -150,7 +150,9 @@ class TuningRun:
         if self.state.generation:  # only a resumed run starts past generation 0
             log.info("%s", self.resume_line())
         self.state.finished = False
-        self.store.take_stop_request()  # a request left from an earlier job is not this one's
+        # A request made before the first generation (while Ray starts, say) is honoured after
+        # it: a run stopped sooner would have no checkpoint to resume from. One left by an
+        # earlier job was removed when the store took the directory (``RunStore``).
         while (reason := self.stop_reason()) is None:
             interrupts.check()
             self.step()

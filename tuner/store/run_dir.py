@@ -124,8 +124,23 @@ def request_stop(run_dir: Path) -> tuple[Path, int | None]:
     """Ask the ``tune`` process that works in ``run_dir`` (or in its staging directory, before
     its first checkpoint) to stop after its current generation: a stop file there, which the
     run reads between generations. The directory written to and the process, where known.
-    ``CheckpointError`` when no process works there: there is nothing to stop."""
-    for directory in (run_dir, staging_path(run_dir)):
+
+    ``run_dir`` may be given any way a shell gives it: ``.`` from inside the run directory,
+    ``..``, with a trailing slash. The staging directory is looked at first: while a run is
+    being started there, the run directory (an old run that ``--overwrite`` replaces) is locked
+    by the same process but retired at the first checkpoint, with whatever was written there.
+
+    ``CheckpointError`` when ``run_dir`` is not a directory, or no process works there: there
+    is nothing to stop."""
+    try:
+        where = Path(os.path.abspath(run_dir))  # ".", ".." and "a/.." name the directory itself
+    except FileNotFoundError:  # the working directory was removed (a run replaced it, say)
+        raise CheckpointError(f"{run_dir}: the working directory no longer exists") from None
+    if where.exists() and not where.is_dir():
+        raise CheckpointError(f"{run_dir}: is not a directory: expected the directory of a "
+                              "running run")
+    places = [where] if where == where.parent else [staging_path(where), where]  # "/": no name
+    for directory in places:
         if not directory.is_dir():
             continue
         held, holder = _held(directory)
@@ -137,9 +152,17 @@ def request_stop(run_dir: Path) -> tuple[Path, int | None]:
         except FileNotFoundError:  # the staged run took its place just now
             return request_stop(run_dir)
         return directory, holder
-    if not run_dir.is_dir():
+    if not where.is_dir():
         raise CheckpointError(f"{run_dir}: no such run directory")
     raise CheckpointError(f"{run_dir}: no tune process is running this run: nothing to stop")
+
+
+def clear_stop_request(directory: Path) -> None:
+    """Remove a stop request left in ``directory`` by an earlier job. Called once the lock is
+    taken: a request is written only while a process holds the lock, so one found then was made
+    for a process that has gone, and one made from now on is this job's."""
+    with contextlib.suppress(FileNotFoundError):
+        (directory / ckpt.STOP_FILE).unlink()
 
 
 def _held(directory: Path) -> tuple[bool, int | None]:

@@ -21,7 +21,7 @@ from engine.weights_file import WeightsFile, weights_text, write_weights
 from tuner.config import stored_text
 from tuner.store import checkpoint as ckpt
 from tuner.store.checkpoint import RunState
-from tuner.store.run_dir import Lock, NewRun, resume_a_copy
+from tuner.store.run_dir import Lock, NewRun, clear_stop_request, resume_a_copy
 
 
 class RunStore(Protocol):
@@ -51,8 +51,9 @@ class RunStore(Protocol):
     def write_validation(self, table: str) -> None: ...
 
     def take_stop_request(self) -> bool:
-        """Whether ``tune stop`` asked the run to stop; the request is taken, so it stops one
-        job only."""
+        """Whether ``tune stop`` asked this job to stop since the store was opened (a request
+        left by an earlier job is removed when the store takes the directory); the request is
+        taken, so it stops one job only."""
 
 
 class DirectoryStore:
@@ -69,7 +70,8 @@ class DirectoryStore:
     @classmethod
     def new(cls, run_dir: Path, overwrite: bool, same_config: bool) -> DirectoryStore:
         """A fresh run for ``run_dir``, staged beside it and locked (``run_dir.NewRun``:
-        ``CheckpointError`` where ``run_dir`` holds what may not be replaced)."""
+        ``CheckpointError`` where ``run_dir`` holds what may not be replaced). The staging
+        directory starts empty, so a stop request found there later is this job's."""
         new_run = NewRun(run_dir, overwrite, same_config)
         store = cls(new_run.staging, new_run.take_place)
         store._new_run = new_run
@@ -77,8 +79,14 @@ class DirectoryStore:
 
     @classmethod
     def existing(cls, run_dir: Path) -> DirectoryStore:
-        """The run in ``run_dir``, locked against a second ``tune`` working in it."""
+        """The run in ``run_dir``, locked against a second ``tune`` working in it; a stop
+        request left by an earlier job is removed, and one made from now on is this job's."""
         lock = Lock(run_dir)
+        try:
+            clear_stop_request(run_dir)
+        except BaseException:
+            lock.release()
+            raise
         store = cls(run_dir)
         store._lock = lock
         return store

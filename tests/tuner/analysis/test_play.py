@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import TWIN
 
 from engine.board import format_board, parse_board_text
 from engine.rules import Move
@@ -66,6 +67,14 @@ def test_play_at_a_depth_policy_plays_the_solvers_games_and_names_the_policy(cap
     assert summary["mean"] == pytest.approx(statistics.fmean(solver.play(s).score for s in (0, 1)))
     assert main(["play", "--weights", CLASSIC_REFERENCE, "--depth", policy, "--games", "1"]) == 0
     assert f"classic at depth {policy}, cutoff" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", ["json.py", "my-family.py"])
+def test_play_takes_a_family_file_of_any_name(tmp_path, capsys, name):
+    path = tmp_path / name
+    path.write_text(TWIN.format(cls="F", name="odd", param="w"), encoding="utf-8")
+    summary = play_json(capsys, "--family", f"{path}:F", "--depth", "0", "--games", "2")
+    assert summary["family"] == "odd" and summary["games"] == 2
 
 
 def test_play_with_family_defaults(capsys):

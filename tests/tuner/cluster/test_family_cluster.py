@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from conftest import ODD_FAMILY_FILE_NAMES
 from ray.cluster_utils import Cluster
 
 from engine.families import FAMILIES
@@ -65,18 +66,26 @@ def test_a_family_file_in_a_temporary_directory_reaches_every_worker(cluster, tm
         [[(g.seed, g.score, g.final_board) for g in games] for games in expected]
 
 
-def test_files_named_like_an_installed_module_or_like_each_other_play_on_ray(cluster, tmp_path):
-    """``json.py`` (the name of a module every worker has) and two files named ``fam.py`` in two
-    folders, one seeking empty cells and one avoiding them: each is shipped as a package of its
-    own, so every worker plays the right code."""
+def test_family_files_of_any_name_play_on_ray(cluster, tmp_path, monkeypatch):
+    """Files in the driver's working directory named like modules every worker imports
+    (``json.py``, ``engine.py``, ``ray.py``) or like no module at all (``my-family.py``,
+    ``my.family.py``, ``__init__.py``...), and two files named ``fam.py`` in two folders, one
+    seeking empty cells and one avoiding them: each is shipped as the module of a package of its
+    own, and the driver's working directory stays off the workers' import path, so every worker
+    plays the right code."""
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)  # Ray used to put it first on every worker's import path
+    files = [(here / name, 1.0) for name in ODD_FAMILY_FILE_NAMES]
+    files += [(tmp_path / "b" / "fam.py", 1.0), (tmp_path / "c" / "fam.py", -1.0)]
     specs = []
-    for folder, name, sign in (("a", "json.py", 1.0), ("b", "fam.py", 1.0), ("c", "fam.py", -1.0)):
-        (tmp_path / folder).mkdir()
+    for path, sign in files:
+        path.parent.mkdir(exist_ok=True)
         code = (FAMILY.replace("weights[0] * row_empty()", f"{sign} * weights[0] * row_empty()")
                 .replace("float(weights[0]) * sum", f"{sign} * float(weights[0]) * sum"))
-        (tmp_path / folder / name).write_text(code, encoding="utf-8")
-        specs.append(canonical_spec(f"{tmp_path / folder / name}:Shipped"))
-    jobs = [Job(i, PlayerSpec(spec, {"empty": 1.0 + i}, 0, 0.0), tuple(range(20, 24)))
+        path.write_text(code, encoding="utf-8")
+        specs.append(canonical_spec(f"{path}:Shipped"))
+    jobs = [Job(i, PlayerSpec(spec, {"empty": 1.0}, 0, 0.0), tuple(range(20, 24)))
             for i, spec in enumerate(specs)]
     expected = SerialEvaluator(2).play(jobs)
     evaluator = RayEvaluator(address=cluster.address, policy=2, families=specs)
@@ -86,7 +95,7 @@ def test_files_named_like_an_installed_module_or_like_each_other_play_on_ray(clu
         evaluator.close()
     played = [[(g.seed, g.score, g.final_board) for g in games] for games in on_ray]
     assert played == [[(g.seed, g.score, g.final_board) for g in games] for games in expected]
-    assert played[1] != played[2]  # the two fam.py files played their own code
+    assert played[-2] != played[-1]  # the two fam.py files played their own code
 
 
 def test_a_node_of_another_tune2048_version_is_refused(cluster, monkeypatch):

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import TWIN
+from conftest import ODD_FAMILY_FILE_NAMES, TWIN
 
 from engine import Solver
 from engine.families import FamilyCodeError, FamilyNotFound
@@ -20,9 +20,9 @@ def test_two_family_files_of_one_name_ship_to_workers_under_different_names(twin
     spec_a, spec_b = twin_families
     (shipped_a, worker_a), (shipped_b, worker_b) = ship_family(spec_a), ship_family(spec_b)
     assert Path(shipped_a).name != Path(shipped_b).name
-    assert worker_a.endswith(".fam:F") and worker_b.endswith(".fam:G")
+    assert worker_a.endswith(".family:F") and worker_b.endswith(".family:G")
     assert ship_family(spec_a) == (shipped_a, worker_a)  # the same file ships once
-    assert (Path(shipped_a) / "fam.py").read_text() == (tmp_path / "a" / "fam.py").read_text()
+    assert (Path(shipped_a) / "family.py").read_text() == (tmp_path / "a" / "fam.py").read_text()
     # a worker: the shipped packages on its path, the user's files out of reach
     (tmp_path / "a" / "fam.py").unlink()
     (tmp_path / "b" / "fam.py").unlink()
@@ -38,9 +38,34 @@ def test_two_family_files_of_one_name_ship_to_workers_under_different_names(twin
     assert result.stdout.split() == ["twin-a", "alpha", "twin-b", "beta"]
 
 
-def test_code_failing_on_a_worker_names_the_file_as_the_user_named_it(tmp_path, monkeypatch):
+def test_a_family_file_of_any_name_ships_under_a_private_name(tmp_path):
+    """On a worker the copy is the module ``family`` of its own package, whatever the file's
+    name: a module's (json.py), or none (my-family.py, my.family.py, x.py.py, __init__.py)."""
+    (tmp_path / "files").mkdir()
+    shipped = {}
+    for i, name in enumerate(ODD_FAMILY_FILE_NAMES):
+        path = tmp_path / "files" / name
+        path.write_text(TWIN.format(cls="F", name=f"odd-{i}", param="w"), encoding="utf-8")
+        folder, on_workers = ship_family(f"{path}:F")
+        assert on_workers == f"{Path(folder).name}.family:F"
+        shipped[on_workers] = folder
+    worker = (
+        "import sys\n"
+        "from engine.families import get_family\n"
+        f"print(*(get_family(spec).name for spec in {list(shipped)!r}))\n")
+    env_path = os.pathsep.join([*(str(Path(f).parent) for f in shipped.values()),
+                                str(Path(__file__).resolve().parents[3])])
+    result = subprocess.run([sys.executable, "-c", worker], capture_output=True, text=True,
+                            cwd=tmp_path, env=dict(os.environ, PYTHONPATH=env_path), timeout=120,
+                            check=False)
+    assert result.stdout.split() == [f"odd-{i}" for i in range(len(shipped))], result.stderr
+
+
+@pytest.mark.parametrize("name", ["fails.py", "__init__.py"])  # a package's own file name too
+def test_code_failing_on_a_worker_names_the_file_as_the_user_named_it(tmp_path, monkeypatch,
+                                                                      name):
     monkeypatch.chdir(tmp_path)
-    path = tmp_path / "fails.py"
+    path = tmp_path / name
     path.write_text(TWIN.format(cls="F", name="fails", param="w").replace(
         "        return Heuristic(", "        1 / 0\n        return Heuristic("), encoding="utf-8")
     shipped, worker = ship_family(f"{path}:F")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import logging
+import shlex
 import subprocess
 import sys
 
@@ -138,7 +139,6 @@ def test_a_bad_popsize_is_one_line(tmp_path, value, message):
 def test_a_stop_request_ends_the_job_after_its_generation_checkpointed(tmp_path):
     config = parse_config(config_dict(tmp_path, max_generations=5), "m.yaml")
     run = TuningRun.start(config, config.run_dir, progress=False)
-    (run.run_dir / ckpt.STOP_FILE).write_text("left from an earlier job\n")  # not this job's
     asked = []
 
     def ask_once():
@@ -151,6 +151,18 @@ def test_a_stop_request_ends_the_job_after_its_generation_checkpointed(tmp_path)
     assert not (run.run_dir / ckpt.STOP_FILE).exists()
     assert not (run.run_dir / ckpt.VALIDATION_FILE).exists()
     assert ckpt.load_state(run.run_dir).generation == 2
+
+
+def test_a_stop_requested_before_the_first_generation_stops_the_run_after_it(tmp_path):
+    """Asked while the run starts (Ray starting, say): the run plays generation 1, so that it
+    has a checkpoint to resume from, and stops."""
+    config = parse_config(config_dict(tmp_path, max_generations=5), "m.yaml")
+    run = TuningRun.start(config, config.run_dir, progress=False)
+    (run.run_dir / ckpt.STOP_FILE).write_text("stop\n")
+    state = run.run(Cluster())
+    assert run.stopped_on_request and state.generation == 1 and not state.finished
+    assert not (run.run_dir / ckpt.STOP_FILE).exists()
+    assert ckpt.load_state(run.run_dir).generation == 1
 
 
 def test_a_stop_request_while_the_run_validates_lets_it_finish_and_leaves_no_request(tmp_path):
@@ -169,18 +181,21 @@ def test_a_stop_request_while_the_run_validates_lets_it_finish_and_leaves_no_req
 
 LOCKER = """
 import fcntl, os, sys, time
-fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
-fcntl.flock(fd, fcntl.LOCK_EX)
+fds = [os.open(path, os.O_RDONLY | os.O_DIRECTORY) for path in sys.argv[1:]]
+for fd in fds:
+    fcntl.flock(fd, fcntl.LOCK_EX)
 print("locked", flush=True)
 time.sleep(60)
 """
 
 
 @contextlib.contextmanager
-def held(directory):
-    """A process that holds ``directory``'s lock as a running ``tune`` does."""
-    directory.mkdir()
-    holder = subprocess.Popen([sys.executable, "-c", LOCKER, str(directory)],
+def held(*directories):
+    """A process that holds the directories' locks as a running ``tune`` does (a run started
+    with ``--overwrite`` holds its run directory and its staging directory)."""
+    for directory in directories:
+        directory.mkdir()
+    holder = subprocess.Popen([sys.executable, "-c", LOCKER, *map(str, directories)],
                               stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "locked"
@@ -218,3 +233,72 @@ def test_tune_stop_with_nothing_running_is_one_line_and_writes_nothing(tmp_path,
     expected = "no tune process is running this run" if exists else "no such run directory"
     assert len(err) == 1 and expected in err[0] and str(run_dir) in err[0]
     assert not exists or list(run_dir.iterdir()) == []
+
+
+def test_a_run_replacing_another_is_stopped_in_its_staging_directory(tmp_path):
+    """``--overwrite``: the process holds the old run directory too, which it retires at its
+    first checkpoint; a request written there would be lost with it."""
+    run_dir, staging = tmp_path / "run", tmp_path / ".run.new"
+    with held(run_dir, staging) as holder:
+        assert request_stop(run_dir) == (staging, holder.pid)
+        assert (staging / ckpt.STOP_FILE).is_file()
+        assert not (run_dir / ckpt.STOP_FILE).exists()
+
+
+# How a shell may name the run: (where the command runs, relative to the run directory; RUN_DIR;
+# how the resume command is shown)
+RUN_DIR_FORMS = {
+    "dot": (".", ".", "tune resume ."),
+    "dot-dot": ("inner", "..", "tune resume .."),
+    "trailing-slash": ("..", "my run/", "tune resume 'my run'"),
+    "spaces": ("..", "my run", "tune resume 'my run'"),
+    "absolute": ("..", None, None),
+}
+
+
+@pytest.mark.parametrize("form", RUN_DIR_FORMS, ids=list(RUN_DIR_FORMS))
+def test_tune_stop_takes_the_run_directory_however_it_is_named(tmp_path, capsys, monkeypatch,
+                                                                form):
+    cwd, argument, resume = RUN_DIR_FORMS[form]
+    run_dir = tmp_path / "my run"
+    with held(run_dir) as holder:
+        (run_dir / "inner").mkdir()
+        monkeypatch.chdir(run_dir / cwd)
+        assert main(["stop", argument or str(run_dir)]) == 0
+        out = capsys.readouterr().out
+        assert f"asked tune process {holder.pid} to stop" in out
+        assert f"({resume or 'tune resume ' + shlex.quote(str(run_dir))})" in out
+        assert (run_dir / ckpt.STOP_FILE).is_file()
+
+
+def test_tune_stop_in_a_directory_nothing_runs_in_is_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["stop", "."]) == 2
+    assert capsys.readouterr().err == (
+        "tune: error: .: no tune process is running this run: nothing to stop\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("argument", "expected"), [
+    ("", "RUN_DIR: expected the directory of a running run, got ''"),
+    ("run.yaml", "run.yaml: is not a directory: expected the directory of a running run"),
+])
+def test_tune_stop_refuses_what_is_not_a_directory_in_one_line(tmp_path, capsys, monkeypatch,
+                                                               argument, expected):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "run.yaml").write_text("run: {}\n")
+    before = list(tmp_path.iterdir())
+    assert main(["stop", argument]) == 2
+    assert capsys.readouterr().err == f"tune: error: {expected}\n"
+    assert list(tmp_path.iterdir()) == before
+
+
+def test_tune_stop_from_a_working_directory_that_was_removed_is_one_line(tmp_path, capsys,
+                                                                          monkeypatch):
+    gone = tmp_path / "replaced"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()  # a run replaced by --overwrite, say, while a shell was in it
+    assert main(["stop", "."]) == 2
+    assert capsys.readouterr().err == (
+        "tune: error: .: the working directory no longer exists\n")

@@ -88,6 +88,24 @@ def test_each_example_is_tuned_end_to_end(tmp_path, example):
     assert result.moves > 10
 
 
+@pytest.mark.parametrize("name", ["json.py", "my-family.py"])
+def test_a_config_names_a_family_file_of_any_name(tmp_path, name):
+    """A standard module's name, or one that is no module name: the file is imported under a
+    private name (docs/families.md, "The name of a family file")."""
+    examples = copy_examples(tmp_path)
+    (examples / "seed003.py").rename(examples / name)
+    doc = yaml.safe_load((examples / "seed003.yaml").read_text())
+    doc["family"] = f"{name}:Seed003"
+    (examples / "seed003.yaml").write_text(yaml.safe_dump(doc))
+    config = load_config(short(examples / "seed003.yaml", tmp_path, "odd-name"))
+    assert config.family == f"{examples / name}:Seed003"
+    state = TuningRun.start(config, config.run_dir, progress=False).run(SerialEvaluator(3))
+    assert state.finished
+    best_path = config.run_dir / ckpt.BEST_FILE
+    assert f"family: ../../examples/{name}:Seed003" in best_path.read_text()
+    assert Solver.from_file(best_path, family_files=[examples / name]).play(seed=1).moves > 10
+
+
 def test_the_cli_tunes_a_family_file_on_ray_and_plays_it_only_when_named(tmp_path):
     examples = copy_examples(tmp_path)
     config = short(examples / "seed003.yaml", tmp_path, "seed003-cli")

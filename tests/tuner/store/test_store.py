@@ -73,3 +73,19 @@ def test_a_memory_store_holds_the_bytes_a_directory_would_and_takes_a_stop_once(
     in_memory.stop()
     assert in_memory.take_stop_request() and not in_memory.take_stop_request()
 
+
+
+def test_a_stop_request_left_by_an_earlier_job_is_removed_when_the_run_is_locked(tmp_path):
+    """A request is written only while a process holds the lock: one found when the lock is
+    taken was an earlier job's, and one written after it is this job's, whenever it comes."""
+    run_dir = tmp_path / "r"
+    run_dir.mkdir()
+    (run_dir / ckpt.STOP_FILE).write_text("stop requested by process 1\n")
+    store = DirectoryStore.existing(run_dir)
+    try:
+        assert not (run_dir / ckpt.STOP_FILE).exists()
+        assert not store.take_stop_request()
+        (run_dir / ckpt.STOP_FILE).write_text("stop requested by process 2\n")
+        assert store.take_stop_request() and not store.take_stop_request()
+    finally:
+        store.close()
