@@ -35,8 +35,10 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # The old crash came about once in 30 interrupts. At least RUNS children, and more until
 # INTERRUPTS of them were interrupted inside the window (on a loaded machine more fall after it).
-RUNS = 80
-INTERRUPTS = 40
+# A net for what the deterministic tests below (a Ctrl-C in every __set_name__, in held blocks)
+# do not foresee, kept to a minute of the suite.
+RUNS = 50
+INTERRUPTS = 25
 MAX_RUNS = 2 * RUNS
 EXIT_INTERRUPTED = 130
 
