@@ -12,6 +12,7 @@ from pathlib import Path
 from engine.atomic import check_untracked, unused_path
 from engine.depth import chosen_depth
 from engine.weights_file import read_weights
+from tuner import commands
 from tuner.analysis.compare import MIN_GAMES, build_report, format_report, labels_for
 from tuner.cli.options import (
     MAX_GAMES,
@@ -103,7 +104,7 @@ def handle(args: argparse.Namespace) -> int:
             play(to_play, loaded, args, lambda j, games: saved.add(to_play[j].candidate, games))
         except KeyboardInterrupt:  # the last line, "tune: interrupted", is the command's
             print(f"{saved.count(seeds):,} of {len(jobs) * len(seeds):,} games are kept in "
-                  f"{args.save}; go on with:\n  {shlex.join(['tune', *args.argv])}",
+                  f"{args.save}; go on with:\n  {commands.tune(*args.argv)}",
                   file=sys.stderr)
             raise
         results = [saved.results(job.candidate, seeds) for job in jobs]

@@ -13,7 +13,6 @@ FILE`` and ``tune resume RUN_DIR``, with the same options.
 
 from __future__ import annotations
 
-import shlex
 import signal
 import sys
 
@@ -31,7 +30,7 @@ try:
     import os
 
     from engine.errors import BadInput, Failure, Tune2048Error
-    from tuner import interrupts
+    from tuner import commands, interrupts
     from tuner.cli import compare, export, families, noise, play, report, resume, run, stop
     from tuner.cli.options import ENVIRONMENT_ERRORS, Parser, UsageError, verbosity
 except KeyboardInterrupt:  # raised by hand during the imports: ends the command the same way
@@ -163,7 +162,7 @@ def _main(argv: list[str], program: bool) -> int:
             raise  # a bug: keep the traceback
         where = f"{err.filename}: " if err.filename else ""
         print(f"tune: error: {where}{err.strerror}: make room (or fix the permissions), then "
-              f"run it again:\n  {shlex.join(['tune', *argv])}", file=sys.stderr)
+              f"run it again:\n  {commands.tune(*argv)}", file=sys.stderr)
         return Failure.exit_code
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import errno
 import math
-import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -25,6 +24,7 @@ from engine.defaults import DEFAULT_CUTOFF
 from engine.depth import DepthError, DepthPolicy, parse_depth
 from engine.echo import shorten
 from engine.errors import BadInput
+from tuner import commands
 from tuner.config import MAX_WORKERS
 
 if TYPE_CHECKING:
@@ -184,4 +184,4 @@ def command_with(args: argparse.Namespace, option: str, value: str) -> str:
                 at += 1
                 argv[at] = value
         at += 1
-    return shlex.join(["tune", *argv])
+    return commands.tune(*argv)

@@ -4,10 +4,10 @@
 from __future__ import annotations
 
 import argparse
-import shlex
 from pathlib import Path
 
 from engine.atomic import UnwritableTarget, check_target, unused_path
+from tuner import commands
 from tuner.analysis import report
 from tuner.cli.options import UsageError
 from tuner.errors import CheckpointError
@@ -69,8 +69,7 @@ def check_plot(plot: Path, run_dir: Path) -> None:
     committed file...: ``engine.atomic.check_target``), one of a run's own files, or a plot
     that would replace one of results without a checkpoint (a shipped run, committed or
     copied)."""
-    new_plot = shlex.join(["tune", "report", str(run_dir), "--plot",
-                           str(unused_path(report.PLOT_FILE))])
+    new_plot = commands.tune("report", run_dir, "--plot", unused_path(report.PLOT_FILE))
     elsewhere = f"write the plot elsewhere: {new_plot}"
     check_target(plot, instead=elsewhere)
     if plot.name in RUN_FILES - {report.PLOT_FILE} and (plot.parent / ckpt.CONFIG_FILE).is_file():

@@ -8,9 +8,9 @@ says how to resume.
 from __future__ import annotations
 
 import argparse
-import shlex
 from pathlib import Path
 
+from tuner import commands
 from tuner.errors import CheckpointError
 from tuner.store.run_dir import request_stop
 
@@ -33,5 +33,5 @@ def handle(args: argparse.Namespace) -> int:
     _written, holder = request_stop(run_dir)
     who = f"tune process {holder}" if holder else "the tune process"
     print(f"{run_dir}: asked {who} to stop after its current generation; it checkpoints, exits "
-          f"and prints the command that resumes it (tune resume {shlex.quote(str(run_dir))})")
+          f"and prints the command that resumes it ({commands.tune('resume', run_dir)})")
     return 0
