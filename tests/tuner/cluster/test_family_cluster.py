@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from conftest import ODD_FAMILY_FILE_NAMES
+from conftest import ODD_FAMILY_FILE_NAMES, TWIN
 from ray.cluster_utils import Cluster
 
 from engine.families import FAMILIES
@@ -17,23 +17,7 @@ from tuner.cluster.ray_evaluator import RayEvaluator
 from tuner.errors import EvaluationError
 from tuner.games.evaluation import Job, SerialEvaluator
 
-FAMILY = '''
-import numpy as np
-
-from engine.families import Family, Heuristic, LineSum, Param, grid_lines, row_empty
-
-
-class Shipped(Family):
-    name = "shipped"
-    params = (Param("empty", 2.0, 0.0, 10.0, "weight per empty cell"),)
-
-    def heuristic(self, weights):
-        return Heuristic((LineSum("shared", (weights[0] * row_empty(),)),))
-
-    def reference(self, ranks, weights):
-        rows, cols = grid_lines(ranks)
-        return float(weights[0]) * sum(line.count(0) for line in rows + cols)
-'''
+FAMILY = TWIN.format(cls="Shipped", name="shipped", param="empty")
 
 
 @pytest.fixture
