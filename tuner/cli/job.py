@@ -19,6 +19,7 @@ from engine.atomic import check_target
 from engine.errors import BadInput, Failure
 from tuner import commands, interrupts
 from tuner.cli.options import ENVIRONMENT_ERRORS
+from tuner.cli.price import first_line
 from tuner.errors import EvaluationError
 from tuner.store import checkpoint as ckpt
 
@@ -48,6 +49,7 @@ def execute(run, args: argparse.Namespace) -> int:
         evaluator = evaluator_for(config.ray, [config.family])
         interrupts.check()
         log.info("games on %s", evaluator.describe())
+        log.info("%s", first_line(run, evaluator.workers))
         state = run.run(evaluator)
         interrupts.check()  # one that came during the last moments of the run
         if run.stopped_on_request:

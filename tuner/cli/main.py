@@ -49,7 +49,7 @@ SUBCOMMANDS = (run, resume, stop, play, compare, report, noise, export, families
 # The short forms' options, given before any subcommand: (option, destination).
 SHORT_FORM = (("--config", "config"), ("--resume", "run_dir"), ("--overwrite", "overwrite"),
               ("--family-changed", "family_changed"), ("--workers", "workers"),
-              ("--address", "address"))
+              ("--address", "address"), ("--dry-run", "dry_run"))
 
 log = logging.getLogger("tuner")
 
@@ -79,6 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="local Ray worker CPUs (default: all cores)")
     short.add_argument("--address", dest="main_address", metavar="ADDRESS",
                        help="join a Ray cluster: 'auto' or HOST:PORT")
+    short.add_argument("--dry-run", dest="main_dry_run", action="store_true", default=None,
+                       help="with --config: print the run's price and exit (tune run FILE "
+                            "--dry-run)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in SUBCOMMANDS:
         module.add_parser(subparsers, verbosity())
@@ -102,9 +105,12 @@ def parse(argv: list[str]) -> argparse.Namespace:
         setattr(args, dest, getattr(args, f"main_{dest}"))
     args.overwrite = bool(args.overwrite)
     args.family_changed = bool(args.family_changed)
+    args.dry_run = bool(args.dry_run)
     if args.run_dir is not None:
         if args.overwrite:
             raise UsageError("--overwrite starts a new run: it does not go with --resume")
+        if args.dry_run:
+            raise UsageError("--dry-run prices a new run: it goes with --config, not --resume")
         args.command, args.handler = "resume", resume.handle
     else:
         if args.family_changed:

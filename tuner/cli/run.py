@@ -27,11 +27,18 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
     parser.add_argument("--overwrite", action="store_true",
                         help="replace the run in the run directory, once the new run has "
                              "written its first checkpoint")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the run's price (games, CPU-hours, wall time) and exit: "
+                             "nothing is written and Ray is not started")
     parser.set_defaults(handler=handle)
 
 
 def handle(args: argparse.Namespace) -> int:
     config = with_options(load_config(args.config), args)
+    if args.dry_run:
+        from tuner.cli.price import dry_run  # the engine, to time games (start-up)
+
+        return dry_run(config, args)
     from tuner.store.store import DirectoryStore  # once the config is known good (start-up)
 
     store = DirectoryStore.new(config.run_dir, args.overwrite, _same_run(config))

@@ -109,7 +109,9 @@ class StrategyKind:
     returned; ``load(state)``: a strategy from what its ``dumps`` put in the envelope
     (``envelope``). ``factor``: the key of its settings that multiplies its population
     (``scale``). ``most(games, settings)``: the most games one candidate can play in a
-    generation. ``unfit(settings, population)``: what its settings cannot do with a first
+    generation. ``second_looks(settings, population)``: the most candidates it plays again after a
+    generation of ``population`` (``Strategy.second_look``), each at the generation's most games
+    (what a run's price counts). ``unfit(settings, population)``: what its settings cannot do with a first
     generation of ``population`` candidates (``cmaes.popsize`` resolved, times ``scale``), as
     ``(key path, problem)``, or None; the config asks it of every population a run can start
     with, ``auto``'s included."""
@@ -124,6 +126,8 @@ class StrategyKind:
         default=lambda check, section, games: {})
     factor: str | None = None
     most: Callable[[int, Settings], int] = field(default=lambda games, settings: games)
+    second_looks: Callable[[Settings, int], int] = field(
+        default=lambda settings, population: 0)
     unfit: Callable[[Settings, int], tuple[str, str] | None] = field(
         default=lambda settings, population: None)
     restarts: bool = True  # whether it can restart (cmaes.restarts)

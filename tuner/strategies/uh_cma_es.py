@@ -13,6 +13,7 @@ from a Generator that the checkpoint keeps.
 
 from __future__ import annotations
 
+import math
 from functools import cache
 
 import numpy as np
@@ -127,6 +128,13 @@ def unfit(settings, population: int) -> tuple[str, str] | None:
     return None
 
 
+def looks(settings, population: int) -> int:
+    """The most candidates looked at again after a generation: ``reevaluate``, or pycma's
+    ``2 + population / 20`` rounded up (``_Handler.indices``)."""
+    reevaluate = settings["reevaluate"]
+    return reevaluate if reevaluate != "auto" else math.ceil(2 + population / 20)
+
+
 def create(settings, shared, space) -> UncertaintyHandling:
     reevaluate = settings["reevaluate"]
     handler = _handler_class()(space.dimension, shared.games.games, settings["min_games"],
@@ -145,5 +153,6 @@ KIND = StrategyKind(
     keys=("min_games", "max_games", "reevaluate"),
     read=read,
     most=lambda games, settings: settings["max_games"],
+    second_looks=lambda settings, population: min(population, looks(settings, population)),
     unfit=unfit,
 )

@@ -1,0 +1,138 @@
+"""A run's price: the most games a config can play, counted exactly; the game times it is priced
+at; ``tune run --dry-run``, which writes nothing and starts no Ray."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import yaml
+
+from tuner.analysis import price
+from tuner.analysis.price import GameTime
+from tuner.cli.main import main
+from tuner.cli.price import first_line
+from tuner.config import parse_config, stored_text
+from tuner.store import checkpoint as ckpt
+
+
+def tiny(tmp_path: Path, **sections) -> dict:
+    """A config of a few games at depth 0, its sections updated with ``sections``."""
+    doc = {
+        "run": {"name": "tiny", "output_dir": str(tmp_path / "outputs"), "seed": 7},
+        "family": "classic",
+        "params": {
+            "monotonicity_weight": {"init": 10, "low": 1, "high": 1000, "scale": "log"},
+            "merges_weight": {"init": 100, "low": 10, "high": 10000, "scale": "log"},
+        },
+        "search": {"depth": 0, "cutoff": 0.0},
+        "evaluation": {"games": 8},
+        "cmaes": {"popsize": 4, "max_generations": 3},
+        "validation": {"games": 10, "top_k": 2},
+    }
+    for name, values in sections.items():
+        doc.setdefault(name, {}).update(values)
+    return doc
+
+
+def config_of(doc: dict):
+    return parse_config(doc, "tiny.yaml")
+
+
+def test_the_most_games_and_their_price_are_counted_exactly(tmp_path):
+    config = config_of(tiny(tmp_path, evaluation={"reevaluate_best": 1},
+                            validation={"every": 1}))
+    games = price.most_games(config, cpus=2)
+    # 3 generations of (4 candidates + 1 re-evaluated) x 8 games; validation: (top 2 + the mean
+    # + the best guess after each of 3 generations) x 10 games
+    assert (games.training, games.validation, games.total) == (120, 60, 180)
+    result = price.price(config, 2, GameTime(0.5, "given"))
+    assert result.cpu_seconds == 90.0
+    assert result.wall_seconds(2) == price.START_SECONDS + 45.0
+    assert result.training_share == pytest.approx(2 / 3)
+
+
+def test_a_race_under_max_games_counts_every_candidate_at_max_and_one_generation_more(tmp_path):
+    doc = tiny(tmp_path, evaluation={"games": {"min": 4, "max": 16}}, cmaes={"max_games": 100})
+    del doc["cmaes"]["max_generations"]
+    games = price.most_games(config_of(doc), cpus=2)
+    # 4 candidates x 16 games a generation; the run stops once it has played 100
+    assert (games.per_generation, games.training) == (64, 99 + 64)
+    assert games.generations == 7  # as many as 100 games at 4 candidates x 4 games allow
+
+
+def test_restarts_count_the_largest_population_and_second_looks_their_games(tmp_path):
+    restarted = price.most_games(config_of(tiny(tmp_path, cmaes={"restarts": 2})), cpus=2)
+    assert (restarted.candidates, restarted.training) == (16, 3 * 16 * 8)
+    looked = price.most_games(config_of(tiny(
+        tmp_path, strategy={"name": "uh-cma-es", "max_games": 16})), cpus=2)
+    # up to 16 games a candidate; pycma looks again at 2 + 4 / 20 candidates, rounded up
+    assert looked.per_generation == (4 + 3) * 16
+
+
+def test_popsize_auto_is_priced_at_each_cluster_size_with_its_own_population(tmp_path):
+    config = config_of(tiny(tmp_path, cmaes={"popsize": "auto"}))
+    small, large = (price.most_games(config, cpus) for cpus in (1, 512))
+    assert small.candidates < large.candidates
+
+
+def test_durations_read_as_people_read_them():
+    assert [price.duration(s) for s in (40, 720, 35_760, 400_000)] == [
+        "40 s", "12 min", "9 h 56 min", "4.6 days"]
+
+
+def test_an_earlier_run_of_the_config_gives_recorded_game_times(tmp_path):
+    config = config_of(tiny(tmp_path))
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / ckpt.CONFIG_FILE).write_text(stored_text(config.resolved()))
+    (run_dir / ckpt.CLUSTER_FILE).write_text(
+        "generation,cpus,seconds,game_seconds,share\n1,2,5,8.0,0.8\n2,2,5,4.0,0.4\n")
+    (run_dir / ckpt.HISTORY_FILE).write_text("generation,evaluations,games\n1,4,32\n2,8,64\n")
+    recorded = price.recorded_game_time(run_dir, config)
+    assert recorded.seconds == 12.0 / 64
+    assert recorded.source.startswith(f"recorded by {run_dir}")
+    deeper = config_of(tiny(tmp_path, search={"depth": 1}))
+    assert price.recorded_game_time(run_dir, deeper) is None  # another search: not this run's
+    assert price.recorded_game_time(tmp_path / "nothing", config) is None
+
+
+def test_a_resumed_run_prices_what_is_left_at_its_own_game_times(tmp_path):
+    config = config_of(tiny(tmp_path))
+    state = SimpleNamespace(games=64, cluster=({"game_seconds": 16.0},))
+    line = first_line(SimpleNamespace(config=config, state=state), cpus=2)
+    # 32 of the 3 x 4 x 8 training games left, and 30 to validate, at 16 s / 64 games
+    assert line.startswith("price of what is left: at most 62 games (52% training), ")
+    assert "recorded by this run: 0.25 s a game over 64 training games" in line
+
+
+def test_dry_run_prints_the_price_writes_nothing_and_starts_no_ray(tmp_path, monkeypatch,
+                                                                   capsys):
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump(tiny(tmp_path)))
+    monkeypatch.setattr(price, "MEASURE_SECONDS", 0.0)  # one game
+    monkeypatch.setitem(sys.modules, "ray", None)  # importing Ray would raise
+    monkeypatch.chdir(tmp_path)
+    assert main(["--config", str(path), "--dry-run", "--workers", "2"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "price of run tiny, at most:"
+    assert out[1].split() == ["training", "games", "96", "(3", "generations", "x", "4",
+                              "candidates", "x", "up", "to", "8", "games)"]
+    assert "measured now: 1 game at the starting weights" in out[3]
+    assert out[5].split()[2:5] == ["15", "s", "on"]  # the start: the games take no time here
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tiny.yaml"]
+
+
+@pytest.mark.parametrize("argv, problem", [
+    (["run", "missing.yaml", "--dry-run"], "missing.yaml: cannot read config"),
+    (["--resume", "outputs/tiny", "--dry-run"], "--dry-run prices a new run"),
+])
+def test_bad_input_to_a_dry_run_is_one_line_and_exit_2(argv, problem, tmp_path, monkeypatch,
+                                                       capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("tune: error: ") and problem in err[0]
+    assert list(tmp_path.iterdir()) == []

@@ -1,0 +1,263 @@
+"""The price of a run before it starts: the most games its config can play, the CPU time they
+take at a game time, and the wall time that gives on some number of CPUs.
+
+The method (docs/cli.md, "The price of a run"): every count is the most the config allows
+(every candidate at its ``most`` games, every generation played, restarts at their largest
+population), so a run costs at most this much, but for its game time, which is an estimate.
+A game time comes from one of three places, and the price says which:
+
+- *recorded*: the training games an earlier run of this config played (its ``cluster.csv``
+  seconds over its games), weights drift and a busy machine included: taken as it is;
+- *measured now*: a few games at the config's starting weights, timed on this process's own
+  CPU clock (other processes do not inflate it), times ``TUNED_GAMES`` and ``BUSY_CORES``;
+- *rough*: ``UnitSize.PRIOR_SECONDS`` for the depth, where one game would take too long to
+  measure (or a real run starts, which plays no game to price itself).
+
+CPU time is games times game time; the wall time on N CPUs is ``START_SECONDS`` plus the CPU
+time over N (a generation's games keep every CPU busy: shipped runs report 99% and more of their
+CPUs' time on games). bench/price.py sets the estimate beside shipped runs' real times.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.stats import counted
+from tuner.config import AUTO, RunConfig
+from tuner.games.policy import UnitSize
+from tuner.games.seeds import training_seeds
+from tuner.loop.run import popsize_for
+from tuner.space import SearchSpace
+from tuner.store import checkpoint as ckpt
+
+# Tuned weights play longer games than a run's start: the classic-d3 winner's depth-3 games
+# take 1.49 times classic-reference's CPU time on the same seeds (bench/data/depth_price*.json),
+# and runs/strategies-d3/classic-d3-fixed64's games searched 1.35 times its first generation's
+# positions, over the whole run.
+TUNED_GAMES = 1.5
+# A core of a machine whose every core plays games is slower than an idle one (memory and
+# caches shared, Ray's own processes): classic-d2's games ran 1.22 times slower at 16 busy CPUs
+# than on one idle core (issue 36, item 9).
+BUSY_CORES = 1.2
+START_SECONDS = 15.0  # Ray's start and the workers' loading of the engine, once a run
+CLUSTER_SIZES = (16, 64)  # besides the CPUs the run would use
+MEASURE_SECONDS = 10.0  # CPU-seconds of games measured now (at least one game)
+MEASURE_GAMES = 256
+LONGEST_MEASURED = 30.0  # seconds: a depth whose rough game is longer gets the rough figure
+
+
+@dataclass(frozen=True)
+class GameCount:
+    """The most games a config can play: its training (every generation at its most) and its
+    validation (the final one, and the best guess every ``validation.every`` generations)."""
+
+    generations: int
+    candidates: int  # a generation's largest population
+    per_candidate: int  # the most games one candidate plays in a generation
+    per_generation: int  # every training game a generation can play, second looks included
+    training: int
+    validation: int
+    restarts: int
+
+    @property
+    def total(self) -> int:
+        return self.training + self.validation
+
+
+@dataclass(frozen=True)
+class GameTime:
+    """The seconds one game of the run takes on one CPU of a busy machine, and where that
+    figure comes from (said beside every price)."""
+
+    seconds: float
+    source: str
+
+
+@dataclass(frozen=True)
+class Price:
+    """What a run of ``games`` costs at ``game_time``."""
+
+    games: GameCount
+    game_time: GameTime
+
+    @property
+    def cpu_seconds(self) -> float:
+        return self.games.total * self.game_time.seconds
+
+    @property
+    def training_share(self) -> float:
+        return self.games.training / self.games.total
+
+    def wall_seconds(self, cpus: int) -> float:
+        return START_SECONDS + self.cpu_seconds / cpus
+
+
+def most_games(config: RunConfig, cpus: int) -> GameCount:
+    """The most games ``config`` can play, its ``cmaes.popsize: auto`` resolved for ``cpus``."""
+    base = popsize_for(config, cpus) if config.cmaes.popsize == AUTO else config.popsize
+    if config.cmaes.popsize == AUTO:
+        base *= config.strategy.kind.scale(config.strategy.settings)
+    candidates = base * 2**config.cmaes.restarts  # each restart doubles the population
+    most = config.most_games
+    again = min(config.evaluation.reevaluate_best, candidates)
+    looks = config.strategy.kind.second_looks(config.strategy.settings, candidates)
+    per_generation = (candidates + again + looks) * most
+    limits = []
+    if config.cmaes.max_generations is not None:
+        limits.append(config.cmaes.max_generations * per_generation)
+    if config.cmaes.max_games is not None:  # checked after each generation
+        limits.append(config.cmaes.max_games - 1 + per_generation)
+    training = min(limits)
+    generations = config.cmaes.max_generations
+    if config.cmaes.max_games is not None:  # as many as the fewest games a generation plays
+        fewest = base * config.evaluation.games.first
+        by_games = math.ceil(config.cmaes.max_games / fewest)
+        generations = min(generations or by_games, by_games)
+    validation = config.validation
+    every = generations // validation.every if validation.every else 0
+    return GameCount(generations, candidates, most, per_generation, training,
+                     (validation.top_k + 1 + every) * validation.games, config.cmaes.restarts)
+
+
+def price(config: RunConfig, cpus: int, game_time: GameTime) -> Price:
+    return Price(most_games(config, cpus), game_time)
+
+
+def rough_game_time(config: RunConfig) -> GameTime:
+    seconds = UnitSize.rough_seconds(config.search.depth)
+    return GameTime(seconds, f"a rough figure for depth {config.search.depth}, "
+                             f"{seconds_text(seconds)} a game")
+
+
+def measured_game_time(config: RunConfig, budget: float | None = None) -> GameTime:
+    """Games at the config's starting weights, on its first training seeds, one after another
+    until ``budget`` CPU-seconds are spent (at least one game): their mean CPU time, times the
+    allowances for tuned weights and busy cores. A depth whose games are too long to play here
+    gets the rough figure."""
+    if UnitSize.rough_seconds(config.search.depth) > LONGEST_MEASURED:
+        return rough_game_time(config)
+    space = SearchSpace(config.params)
+    solver = config.player(space.weights(space.initial())).solver()  # builds, or compiles
+    times = []
+    for seed in training_seeds(config.run.seed, 1, MEASURE_GAMES):
+        started = time.thread_time()
+        solver.play(seed)
+        times.append(time.thread_time() - started)
+        if sum(times) >= (MEASURE_SECONDS if budget is None else budget):
+            break
+    start = statistics.fmean(times)
+    spread = (f" +/- {statistics.stdev(times) / math.sqrt(len(times)) / start:.0%}"
+              if len(times) > 1 and start > 0 else "")
+    return GameTime(start * TUNED_GAMES * BUSY_CORES,
+                    f"measured now: {counted(len(times), 'game')} at the starting weights, "
+                    f"{seconds_text(start)}{spread} a game, x{TUNED_GAMES * BUSY_CORES:g} for "
+                    "tuned weights on busy cores")
+
+
+def recorded_game_time(run_dir: Path, config: RunConfig) -> GameTime | None:
+    """The seconds a training game took in the run in ``run_dir`` (``cluster.csv`` over
+    ``history.csv``'s games), if it is a run of this config's family, parameters and search;
+    None otherwise."""
+    try:
+        stored = ckpt.read_stored_config(run_dir)
+        cluster = (run_dir / ckpt.CLUSTER_FILE).read_text(encoding="utf-8").splitlines()
+        history = (run_dir / ckpt.HISTORY_FILE).read_text(encoding="utf-8").splitlines()
+        seconds = sum(float(row.split(",")[_column(cluster, "game_seconds")])
+                      for row in cluster[1:])
+        games = int(history[-1].split(",")[_column(history, "games")])
+    except (ValueError, IndexError, OSError):  # CheckpointError is a ValueError
+        return None
+    mine = config.resolved()
+    if games <= 0 or any(stored.get(key) != mine[key] for key in ("family", "params", "search")):
+        return None
+    return recorded(seconds, games, f"recorded by {run_dir}")
+
+
+def recorded(seconds: float, games: int, where: str) -> GameTime:
+    """The game time of ``games`` training games that took ``seconds`` in all."""
+    return GameTime(seconds / games, f"{where}: {seconds_text(seconds / games)} a game over "
+                                     f"{counted(games, 'training game')}")
+
+
+def _column(lines: list[str], name: str) -> int:
+    return lines[0].split(",").index(name)
+
+
+def default_cpus(workers: int | None) -> int:
+    """The CPUs a run on this machine uses: ``--workers``, or all cores (as Ray starts)."""
+    return workers or os.cpu_count() or 1
+
+
+def summary(result: Price, cpus: int, config: RunConfig, label: str = "price") -> str:
+    """The price in one line, as a run's first lines show it."""
+    games = result.games
+    return (f"{label}: at most {counted(games.total, 'game')} ({result.training_share:.0%} "
+            f"training), {hours(result.cpu_seconds)} CPU-hours: {walls(result, cpus, config)}"
+            f"; game time {result.game_time.source}")
+
+
+def walls(result: Price, cpus: int, config: RunConfig) -> str:
+    """The wall time on ``cpus`` CPUs and on each of ``CLUSTER_SIZES``; under ``popsize:
+    auto`` each size plays its own population."""
+    sizes = [cpus, *(n for n in CLUSTER_SIZES if n != cpus)]
+    parts = []
+    for n in sizes:
+        at = result if n == cpus else price(config, n, result.game_time)
+        parts.append(f"{duration(at.wall_seconds(n))} on {n:,}" + (" CPUs" if n == cpus else ""))
+    return ", ".join(parts)
+
+
+def report(result: Price, cpus: int, config: RunConfig, where: str) -> list[str]:
+    """The price as ``tune run --dry-run`` prints it."""
+    g, game = result.games, result.game_time
+    training = (f"{counted(g.generations, 'generation')} x {g.candidates:,} candidates x up "
+                f"to {counted(g.per_candidate, 'game')}")
+    if g.per_generation != g.candidates * g.per_candidate:
+        training += ", second looks and re-evaluations included"
+    if g.restarts:
+        training += f" (the largest population, after {counted(g.restarts, 'restart')})"
+    if g.training < g.generations * g.per_generation:
+        training += f", up to max_games ({config.cmaes.max_games:,}) and one generation more"
+    every = config.validation.every
+    validation = (f"top {config.validation.top_k} + the mean"
+                  + (f", and the best guess every {counted(every, 'generation')}" if every else "")
+                  + f", {counted(config.validation.games, 'game')} each")
+    share = result.training_share
+    dominates = f"training {share:.0%}" if share >= 0.5 else f"validation {1 - share:.0%}"
+    return [
+        f"price of run {config.run.name}, at most:",
+        f"  training games    {g.training:>12,}  ({training})",
+        f"  validation games  {g.validation:>12,}  ({validation})",
+        f"  game time         {seconds_text(game.seconds):>12}  ({game.source})",
+        f"  CPU-hours         {hours(result.cpu_seconds):>12}  ({dominates})",
+        f"  wall time         {walls(result, cpus, config)}{where}",
+    ]
+
+
+def hours(seconds: float) -> str:
+    """CPU-hours with the digits that matter: 0.012, 1.3, 15, 120."""
+    value = seconds / 3600
+    return f"{value:,.0f}" if value >= 100 else f"{value:.2g}" if value < 10 else f"{value:.1f}"
+
+
+def seconds_text(seconds: float) -> str:
+    """A game's time: 2.3 ms, 0.98 s, 25 s."""
+    return f"{seconds * 1000:.2g} ms" if seconds < 0.1 else f"{seconds:.2g} s"
+
+
+def duration(seconds: float) -> str:
+    """A wall time as people read it: 40 s, 12 min, 7 h 40 min, 3.5 days."""
+    seconds = round(seconds)
+    if seconds < 90:
+        return f"{seconds} s"
+    if seconds < 90 * 60:
+        return f"{round(seconds / 60)} min"
+    if seconds < 72 * 3600:
+        minutes = round(seconds / 60)
+        return f"{minutes // 60} h {minutes % 60} min"
+    return f"{seconds / 86400:.1f} days"

@@ -1,0 +1,44 @@
+"""A run's price on the command line: ``tune run CONFIG --dry-run`` prints it and starts
+nothing; every run says it in one line once it knows its CPUs (``tuner.analysis.price``)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+from tuner.analysis import price
+from tuner.config import RunConfig
+
+
+def dry_run(config: RunConfig, args: argparse.Namespace) -> int:
+    """Print the price of a run of ``config``, at game times recorded by an earlier run of it
+    in its run directory, or measured now; nothing is written and Ray is not started."""
+    cpus = price.default_cpus(config.ray.workers)
+    game_time = (price.recorded_game_time(config.run_dir, config)
+                 or price.measured_game_time(config))
+    result = price.price(config, cpus, game_time)
+    for line in price.report(result, cpus, config, _where(config)):
+        print(line)
+    return 0
+
+
+def _where(config: RunConfig) -> str:
+    if config.ray.address is not None:
+        return f" (the cluster at {config.ray.address} is not asked: --workers N prices N CPUs)"
+    return "" if config.ray.workers else " (this machine's cores)"
+
+
+def first_line(run, cpus: int) -> str:
+    """The price of what is left of ``run`` on ``cpus`` CPUs, in one line: at the game time its
+    own generations recorded when it has played some (a resumed run), else the rough one for its
+    depth (a run plays no game to price itself)."""
+    config, state = run.config, run.state
+    seconds = sum(row["game_seconds"] for row in state.cluster)
+    game_time = (price.recorded(seconds, state.games, "recorded by this run")
+                 if state.games and seconds > 0 else price.rough_game_time(config))
+    result = price.price(config, cpus, game_time)
+    games = result.games
+    if state.games:
+        left = max(0, games.training - state.games)
+        result = dataclasses.replace(result, games=dataclasses.replace(games, training=left))
+    return price.summary(result, cpus, config, "price of what is left" if state.games else "price")
