@@ -136,6 +136,16 @@ def test_nneonneo_games_go_on_from_any_checkout_of_the_same_engine(tmp_path, nne
         nneonneo_games.previous_games(out, {**settings, "depth": "4"})
 
 
+def test_price_sets_the_estimate_beside_the_recorded_wall_time(tmp_path):
+    out = bench(tmp_path, "price.py", "--runs", "classic-d1", "classic-d3",
+                "--measure-seconds", "0")
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[1:-1]}
+    assert set(rows) == {"classic-d1", "classic-d3"}
+    assert "measured now: 1 game" in " ".join(rows["classic-d1"])
+    assert "game_times.json (classic-d3)" in " ".join(rows["classic-d3"])
+    assert out.splitlines()[-1].startswith("within 25%: ")
+
+
 def test_depth_price_prices_games_and_moves_and_goes_on_where_it_was(tmp_path):
     args = ["--games", "2", "--policies", "1", "2", "--per-move", "1", "auto:floor=1,cap=2",
             "--move-games", "1", "--per-group", "1", "--jobs", "1", "--out",
