@@ -19,7 +19,6 @@ from engine.atomic import check_target
 from engine.errors import BadInput, Failure
 from tuner import commands, interrupts
 from tuner.cli.options import ENVIRONMENT_ERRORS
-from tuner.cli.price import first_line
 from tuner.errors import EvaluationError
 from tuner.store import checkpoint as ckpt
 
@@ -33,6 +32,7 @@ def show_progress(args: argparse.Namespace) -> bool:
 def execute(run, args: argparse.Namespace) -> int:
     """Run a ``TuningRun`` until it stops, logging to its directory's ``run.log`` too.
     The caller closes the run's store."""
+    from tuner.cli.price import first_line  # numpy code, once a run is ready (start-up)
     from tuner.cluster.ray_evaluator import evaluator_for  # Ray, once a run is ready (start-up)
 
     check_target(run.store.log_file)  # not a FIFO (opening it would block) or a link
