@@ -12,8 +12,10 @@ resume.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
+from typing import TYPE_CHECKING
 
 from engine.atomic import check_target
 from engine.errors import BadInput, Failure
@@ -21,6 +23,9 @@ from tuner import commands, interrupts
 from tuner.cli.options import ENVIRONMENT_ERRORS
 from tuner.errors import EvaluationError
 from tuner.store import checkpoint as ckpt
+
+if TYPE_CHECKING:
+    from tuner.loop.status import LiveStatus
 
 log = logging.getLogger("tuner")
 
@@ -33,24 +38,30 @@ def execute(run, args: argparse.Namespace) -> int:
     """Run a ``TuningRun`` until it stops, logging to its directory's ``run.log`` too.
     The caller closes the run's store."""
     from tuner.cluster.ray_evaluator import evaluator_for  # Ray, once a run is ready (start-up)
+    from tuner.loop.status import LiveStatus
 
     check_target(run.store.log_file)  # not a FIFO (opening it would block) or a link
     file_handler = _RunLog(run.store.log_file)
     file_handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
     log.addHandler(file_handler)
-    evaluator = None
+    evaluator = status = None
     try:
         config = run.config
         log.info("run %s: family %s, depth %s, %d tuned parameters, %s", config.run.name,
                  config.family, config.search.depth, len(config.tuned),
                  config.evaluation.games.describe() + (
                      "" if config.strategy.implied else f", strategy {config.strategy.name}"))
+        status = LiveStatus(config, run.store, run.state, _idle_rate(run))
+        status.begin(run.resume_line() if run.state.generation else f"started run "
+                     f"{config.run.name}")
         evaluator = evaluator_for(config.ray, [config.family])
         interrupts.check()
         log.info("games on %s", evaluator.describe())
-        state = run.run(evaluator)
+        state = run.run(evaluator, observers=[status])
         interrupts.check()  # one that came during the last moments of the run
         if run.stopped_on_request:
+            _end(status, "stopped", f"stopped on request after generation {state.generation} "
+                                    "(tune stop)")
             log.info("stopped on request after generation %d (checkpointed); resume with:\n"
                      "  %s", state.generation, resume_command(run, args))
             return 0
@@ -59,6 +70,7 @@ def execute(run, args: argparse.Namespace) -> int:
         return 0
     except KeyboardInterrupt as interrupt:
         how = f"interrupted{interrupts.describe(interrupt)}"
+        _end(status, "interrupted", f"{how} after generation {run.state.generation}")
         if run.checkpointed:
             log.warning("%s after generation %d (checkpointed); resume with:\n  %s",
                         how, run.state.generation, resume_command(run, args))
@@ -69,6 +81,7 @@ def execute(run, args: argparse.Namespace) -> int:
     except BadInput as err:
         if not run.checkpointed:
             raise  # nothing was kept: bad input, exit status 2
+        _failed(status, run, err)
         log.error("tune: error: stopped after generation %d (checkpointed): %s",
                   run.state.generation, err)
         from engine.families.errors import FamilyCodeError  # here only to keep start-up fast
@@ -81,6 +94,7 @@ def execute(run, args: argparse.Namespace) -> int:
         if err.errno not in ENVIRONMENT_ERRORS:
             raise  # a bug: its traceback
         what = f"cannot write {err.filename}: {err.strerror}" if err.filename else str(err)
+        _failed(status, run, what)
         if run.checkpointed:
             kept = _checkpointed_generation(run.run_dir)
             log.error("tune: error: stopped: %s; the checkpoint of generation %s is kept: "
@@ -91,6 +105,7 @@ def execute(run, args: argparse.Namespace) -> int:
                       "was kept: start it again with:\n  %s", what, start_again(run, args))
         return Failure.exit_code
     except EvaluationError as err:
+        _failed(status, run, err)
         if run.checkpointed:
             log.error("tune: error: stopped after generation %d (checkpointed): %s\nresume "
                       "with:\n  %s", run.state.generation, err, resume_command(run, args))
@@ -102,10 +117,40 @@ def execute(run, args: argparse.Namespace) -> int:
                       "it again with:\n  %s", err, start_again(run, args))
         return err.exit_code
     finally:
+        if status is not None and status.ended is None:  # a bug's traceback, or bad input
+            _failed(status, run, "an error (see the terminal)")
         if evaluator is not None:
             evaluator.close()
         log.removeHandler(file_handler)
         file_handler.close()
+
+
+def _idle_rate(run) -> float | None:
+    """One idle core's positions per second at the run's settings, measured here before any
+    game starts (``tuner.games.throughput``): None where it could not be measured (the
+    family's code failing, say, which the run's own games then report)."""
+    from tuner.games.throughput import calibrate  # the engine: once a run is ready (start-up)
+
+    start = run.strategy.mean if run.strategy is not None else run.space.initial()
+    try:
+        measured = calibrate(run.config.player(run.space.weights(start)))
+    except Exception:
+        log.debug("the one-core calibration failed", exc_info=True)
+        return None
+    return measured.positions_per_second if measured else None
+
+
+def _end(status: LiveStatus | None, state: str, event: str) -> None:
+    """Write the run's final state to ``status.json``; a status that cannot be written (a full
+    disk) leaves the message on its way to say what happened."""
+    if status is not None:
+        with contextlib.suppress(OSError, BadInput):
+            status.end(state, event)
+
+
+def _failed(status: LiveStatus | None, run, error: Exception | str) -> None:
+    _end(status, "failed", f"stopped after generation {run.state.generation}: "
+                           f"{str(error).splitlines()[0] if str(error) else type(error).__name__}")
 
 
 class _RunLog(logging.FileHandler):
