@@ -85,7 +85,7 @@ def status_lines(status: RunStatus, path: Path, run_dir: Path, now: float,
     is ``status``, read from ``path``, and the verdict."""
     verdict, words = judge(status, now, host)
     lines = [f"{run_dir}: {words}", f"  {progress(status)}"]
-    if figures := machines(status, now):
+    if figures := machines(status, now, eta=verdict is Verdict.RUNNING):
         lines.append(f"  {figures}")
     lines.append(f"  last event: {status.event} ({ago(now - status.updated)} ago)")
     staged = path.parent.resolve() != run_dir.resolve()
@@ -110,8 +110,9 @@ def progress(status: RunStatus) -> str:
     return text
 
 
-def machines(status: RunStatus, now: float) -> str:
-    """The last generation's CPUs and throughput figures, a generation's time and the ETA."""
+def machines(status: RunStatus, now: float, eta: bool) -> str:
+    """The last generation's CPUs and throughput figures, a generation's time and, if ``eta``,
+    the time left (from now)."""
     parts = []
     if status.cpus is not None and status.share is not None:
         parts.append(f"{counted(status.cpus, 'CPU')}, {status.share:.0%} of their time on "
@@ -120,7 +121,7 @@ def machines(status: RunStatus, now: float) -> str:
         parts.append(f"the work of {status.idle_cores:.1f} idle cores")
     if status.generation_seconds is not None:
         parts.append(f"a generation takes {clock(status.generation_seconds)}")
-    if status.state == RUNNING and status.eta_seconds is not None:
+    if eta and status.eta_seconds is not None:
         parts.append(f"ETA {clock(max(status.eta_seconds - (now - status.updated), 0))}")
     return ", ".join(parts)
 

@@ -46,6 +46,7 @@ def test_a_process_gone_from_its_host_without_a_final_state_is_dead(tmp_path, pi
     assert lines[0] == (f"{run_dir}: dead: pid 4242 on node-1 is gone without saying it ended "
                         "(killed, or the machine restarted); last heard 10 s ago")
     assert lines[-1] == f"  resume with: tune resume '{run_dir}'"
+    assert not any("ETA" in line for line in lines)  # a dead run ends nowhere
 
 
 def test_a_dead_run_without_a_checkpoint_has_nothing_to_resume(tmp_path):
