@@ -15,7 +15,6 @@ import argparse
 import contextlib
 import logging
 import sys
-from typing import TYPE_CHECKING
 
 from engine.atomic import check_target
 from engine.errors import BadInput, Failure
@@ -23,9 +22,6 @@ from tuner import commands, interrupts
 from tuner.cli.options import ENVIRONMENT_ERRORS
 from tuner.errors import EvaluationError
 from tuner.store import checkpoint as ckpt
-
-if TYPE_CHECKING:
-    from tuner.loop.status import LiveStatus
 
 log = logging.getLogger("tuner")
 
@@ -45,6 +41,7 @@ def execute(run, args: argparse.Namespace) -> int:
     file_handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
     log.addHandler(file_handler)
     evaluator = status = None
+    outcome = ("failed", "an error (see the terminal)")  # status.json's, unless said below
     try:
         config = run.config
         log.info("run %s: family %s, depth %s, %d tuned parameters, %s", config.run.name,
@@ -60,8 +57,8 @@ def execute(run, args: argparse.Namespace) -> int:
         state = run.run(evaluator, observers=[status])
         interrupts.check()  # one that came during the last moments of the run
         if run.stopped_on_request:
-            _end(status, "stopped", f"stopped on request after generation {state.generation} "
-                                    "(tune stop)")
+            outcome = ("stopped", f"stopped on request after generation {state.generation}"
+                                  + " (tune stop)")
             log.info("stopped on request after generation %d (checkpointed); resume with:\n"
                      "  %s", state.generation, resume_command(run, args))
             return 0
@@ -70,7 +67,7 @@ def execute(run, args: argparse.Namespace) -> int:
         return 0
     except KeyboardInterrupt as interrupt:
         how = f"interrupted{interrupts.describe(interrupt)}"
-        _end(status, "interrupted", f"{how} after generation {run.state.generation}")
+        outcome = ("interrupted", f"{how} after generation {run.state.generation}")
         if run.checkpointed:
             log.warning("%s after generation %d (checkpointed); resume with:\n  %s",
                         how, run.state.generation, resume_command(run, args))
@@ -81,7 +78,7 @@ def execute(run, args: argparse.Namespace) -> int:
     except BadInput as err:
         if not run.checkpointed:
             raise  # nothing was kept: bad input, exit status 2
-        _failed(status, run, err)
+        outcome = _failed(run, err)
         log.error("tune: error: stopped after generation %d (checkpointed): %s",
                   run.state.generation, err)
         from engine.families.errors import FamilyCodeError  # here only to keep start-up fast
@@ -94,7 +91,7 @@ def execute(run, args: argparse.Namespace) -> int:
         if err.errno not in ENVIRONMENT_ERRORS:
             raise  # a bug: its traceback
         what = f"cannot write {err.filename}: {err.strerror}" if err.filename else str(err)
-        _failed(status, run, what)
+        outcome = _failed(run, what)
         if run.checkpointed:
             kept = _checkpointed_generation(run.run_dir)
             log.error("tune: error: stopped: %s; the checkpoint of generation %s is kept: "
@@ -105,7 +102,7 @@ def execute(run, args: argparse.Namespace) -> int:
                       "was kept: start it again with:\n  %s", what, start_again(run, args))
         return Failure.exit_code
     except EvaluationError as err:
-        _failed(status, run, err)
+        outcome = _failed(run, err)
         if run.checkpointed:
             log.error("tune: error: stopped after generation %d (checkpointed): %s\nresume "
                       "with:\n  %s", run.state.generation, err, resume_command(run, args))
@@ -117,12 +114,14 @@ def execute(run, args: argparse.Namespace) -> int:
                       "it again with:\n  %s", err, start_again(run, args))
         return err.exit_code
     finally:
-        if status is not None and status.ended is None:  # a bug's traceback, or bad input
-            _failed(status, run, "an error (see the terminal)")
         if evaluator is not None:
             evaluator.close()
         log.removeHandler(file_handler)
         file_handler.close()
+        if status is not None and status.ended is None:  # "done" is the observer's to say
+            with interrupts.held() as caught, contextlib.suppress(OSError, BadInput):
+                status.end(*outcome)  # whole (a full disk: the message said what happened)
+            interrupts.raise_if_any(caught)
 
 
 def _idle_rate(run) -> float | None:
@@ -140,17 +139,10 @@ def _idle_rate(run) -> float | None:
     return measured.positions_per_second if measured else None
 
 
-def _end(status: LiveStatus | None, state: str, event: str) -> None:
-    """Write the run's final state to ``status.json``; a status that cannot be written (a full
-    disk) leaves the message on its way to say what happened."""
-    if status is not None:
-        with contextlib.suppress(OSError, BadInput):
-            status.end(state, event)
-
-
-def _failed(status: LiveStatus | None, run, error: Exception | str) -> None:
-    _end(status, "failed", f"stopped after generation {run.state.generation}: "
-                           f"{str(error).splitlines()[0] if str(error) else type(error).__name__}")
+def _failed(run, error: Exception | str) -> tuple[str, str]:
+    """The final state and event ``status.json`` gets for ``error``."""
+    what = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return "failed", f"stopped after generation {run.state.generation}: {what}"
 
 
 class _RunLog(logging.FileHandler):
