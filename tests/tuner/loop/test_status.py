@@ -62,6 +62,9 @@ def test_the_status_is_written_each_generation_and_done_at_the_end(tmp_path):
     assert [s.generation for s in reader.seen] == [1, 2]
     assert all(s.state == "running" and s.cpus == 1 and s.idle_cores > 0 for s in reader.seen)
     assert reader.seen[0].event == "gen 1 of 2 checkpointed"
+    # one generation left at the mean pace so far, then none
+    assert reader.seen[0].eta_seconds == pytest.approx(reader.seen[0].generation_seconds)
+    assert reader.seen[1].eta_seconds == 0
     assert reader.seen[-1].updated > reader.seen[0].updated  # the test's clock, not the wall's
     final, path = read_status(config.run_dir)
     assert path == config.run_dir / ckpt.STATUS_FILE
