@@ -132,11 +132,10 @@ def _idle_rate(run) -> float | None:
 
     start = run.strategy.mean if run.strategy is not None else run.space.initial()
     try:
-        measured = calibrate(run.config.player(run.space.weights(start)))
+        return calibrate(run.config.player(run.space.weights(start)))
     except Exception:
         log.debug("the one-core calibration failed", exc_info=True)
         return None
-    return measured.positions_per_second if measured else None
 
 
 def _failed(run, error: Exception | str) -> tuple[str, str]:

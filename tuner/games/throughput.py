@@ -12,14 +12,12 @@
 
 The calibration plays one game of the run's start weights at its search settings from a fixed
 seed, cut short after about ``CALIBRATION_SECONDS`` (an estimate from its first moves says
-where): at the shallow depths its whole game fits, at deep ones its opening moves stand for the
-whole game, whose positions are cheaper to evaluate (an emptier board), so the figure may read
-a little low there.
+where): at depths up to 2 its whole game fits; at deeper ones its opening moves stand for the
+whole game, and an opening's positions are evaluated faster (up to twice as fast, measured at
+depth 2), so the idle cores may read low there, by up to half.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from engine.solver import PlayerSpec
 
@@ -28,18 +26,9 @@ CALIBRATION_SEED = 2048
 PROBE_MOVES = 16  # the first moves, whose time sizes the game played
 
 
-@dataclass(frozen=True)
-class Calibration:
-    """One idle core's speed at a run's settings: positions per second, and whether the game
-    measured was played to its end."""
-
-    positions_per_second: float
-    whole_game: bool
-
-
-def calibrate(spec: PlayerSpec, seconds: float = CALIBRATION_SECONDS) -> Calibration | None:
-    """Measure ``spec``'s positions per second on this process's core; None when the game
-    evaluated nothing measurable (it ended at once)."""
+def calibrate(spec: PlayerSpec, seconds: float = CALIBRATION_SECONDS) -> float | None:
+    """``spec``'s positions per second on this process's core; None when the game evaluated
+    nothing measurable (it ended at once)."""
     solver = spec.solver()
     probe = solver.play(CALIBRATION_SEED, max_moves=PROBE_MOVES)
     per_move = probe.seconds / max(probe.moves, 1)
@@ -47,7 +36,7 @@ def calibrate(spec: PlayerSpec, seconds: float = CALIBRATION_SECONDS) -> Calibra
     game = solver.play(CALIBRATION_SEED, max_moves=limit)
     if game.seconds <= 0 or game.moves_evaluated <= 0:
         return None
-    return Calibration(game.moves_evaluated / game.seconds, game.moves < limit)
+    return game.moves_evaluated / game.seconds
 
 
 def idle_cores(positions: float, wall_seconds: float, idle_rate: float | None) -> float | None:

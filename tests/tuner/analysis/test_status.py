@@ -203,5 +203,4 @@ def test_the_report_says_the_share_with_and_without_generation_1_and_the_idle_co
 def test_a_calibration_measures_one_core_at_the_runs_settings():
     from engine.solver import PlayerSpec
 
-    measured = throughput.calibrate(PlayerSpec("classic", None, 0), seconds=0.05)
-    assert measured.positions_per_second > 0
+    assert throughput.calibrate(PlayerSpec("classic", None, 0), seconds=0.05) > 0
