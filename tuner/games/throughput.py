@@ -19,7 +19,10 @@ depth 2), so the idle cores may read low there, by up to half.
 
 from __future__ import annotations
 
-from engine.solver import PlayerSpec
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the engine (numba) loads where a calibration plays, not with the report
+    from engine.solver import PlayerSpec
 
 CALIBRATION_SECONDS = 0.5
 CALIBRATION_SEED = 2048
