@@ -1034,8 +1034,11 @@ def test_resuming_at_an_address_that_refuses_keeps_the_run_resumable(stopped_run
         "or resume it on this machine:",
         "  tune resume outputs/quick --config longer.yaml --address local"]
     after = snapshot(work)
-    log = after.pop(str(run_dir / ckpt.LOG_FILE))  # the log tells what happened; nothing else
-    assert b"no Ray cluster answers" in log  # changed: the stored config is as it was
+    log = after.pop(str(run_dir / ckpt.LOG_FILE))  # the log and the status tell what happened;
+    assert b"no Ray cluster answers" in log  # nothing else changed: the stored config is as it was
+    status = after.pop(str(run_dir / ckpt.STATUS_FILE))
+    assert b'"state": "failed"' in status and b"no Ray cluster answers" in status
+    before.pop(str(run_dir / ckpt.STATUS_FILE), None)  # the stopped run's own status
     assert after == before
     assert_intact(work / run_dir, 1)
     here = result.stderr.splitlines()[-1].split()[1:]  # the advice works (its games in process)

@@ -25,6 +25,7 @@ from engine.stats import Z95, clock, counted, readable
 from engine.weights_file import WeightsFile, read_weights
 from tuner.config import RunConfig, parse_config
 from tuner.errors import CheckpointError, ConfigError
+from tuner.games import throughput
 from tuner.store import checkpoint as ckpt
 
 if TYPE_CHECKING:
@@ -142,7 +143,8 @@ def numbers(history: list[dict], column: str) -> list[tuple[float, float]]:
 
 
 def format_report(config: dict, history: list[dict], validation: list[dict], best,
-                  space: SearchSpace, machines: list[dict] = ()) -> str:
+                  space: SearchSpace, machines: list[dict] = (),
+                  idle_rate: float | None = None) -> str:
     last = history[-1]
     top = max(history, key=lambda r: r["best"])
     saved = sum(value for _, value in numbers(history, "games_saved"))
@@ -158,7 +160,7 @@ def format_report(config: dict, history: list[dict], validation: list[dict], bes
         (f"best in a generation   {readable(top['best'])} +/- "
          f"{readable(Z95 * top['best_stderr'])} (generation {int(top['generation']):,})"),
         f"final sigma   {readable(last['sigma'], 3)}",
-        *([cluster_line(machines)] if machines else []),
+        *([cluster_line(machines, history, idle_rate)] if machines else []),
         f"({CI_NOTE})",
         "",
         f"{'gen':>5} {'games':>10} {'best':>12} {'+/-':>9} {'median':>12} {'worst':>12} "
@@ -196,17 +198,37 @@ def format_report(config: dict, history: list[dict], validation: list[dict], bes
     return "\n".join(lines)
 
 
-def cluster_line(machines: list[dict]) -> str:
-    """The machines' side of a run (``cluster.csv``): CPUs and the share of their time that went
-    to training games, over every generation recorded."""
+def cluster_line(machines: list[dict], history: list[dict] = (),
+                 idle_rate: float | None = None) -> str:
+    """The machines' side of a run (``cluster.csv``), over every generation recorded: CPUs and
+    wall time; the share of the CPUs' time on training games, also without generation 1, whose
+    time includes starting the workers (loading the engine), so that the figure agrees with
+    the generation lines after it; and the work done in idle cores' worth, where the run's
+    ``status.json`` holds a one-core calibration (``tuner.games.throughput``)."""
     cpus = sorted({int(row["cpus"]) for row in machines})
     spread = f"{cpus[0]:,}" if len(cpus) == 1 else f"{cpus[0]:,}-{cpus[-1]:,}"
-    capacity = sum(row["cpus"] * row["seconds"] for row in machines)
-    share = sum(row["game_seconds"] for row in machines) / capacity if capacity else 0.0
     wall = sum(row["seconds"] for row in machines)
-    return (f"cluster       {spread} CPU{'s' if cpus[-1] != 1 else ''}, {share:.0%} of their "
-            f"time on training games ({counted(len(machines), 'generation')} recorded, "
-            f"{clock(wall)} of wall time)")
+    lines = [(f"cluster       {spread} CPU{'s' if cpus[-1] != 1 else ''}, "
+             f"{counted(len(machines), 'generation')} recorded, {clock(wall)} of wall time")]
+    on_games = f"{_share(machines):.0%} of their time on training games"
+    if len(machines) > 1:
+        on_games += (f" ({_share(machines[1:]):.0%} after generation 1, which includes "
+                     "starting the workers)")
+    lines.append(f"              {on_games}")
+    positions = {row["generation"]: row["positions"] for row in history
+                 if isinstance(row.get("positions"), float)}
+    counted_rows = [row for row in machines if row["generation"] in positions]
+    work = throughput.idle_cores(sum(positions[row["generation"]] for row in counted_rows),
+                                 sum(row["seconds"] for row in counted_rows), idle_rate)
+    if work is not None:
+        lines.append(f"              the work of {work:.1f} idle cores (positions searched per "
+                     "second, against one idle core's)")
+    return "\n".join(lines)
+
+
+def _share(machines: list[dict]) -> float:
+    return throughput.share(sum(row["game_seconds"] for row in machines), 1.0,
+                            sum(row["cpus"] * row["seconds"] for row in machines))
 
 
 FITNESS_LABELS = {  # the fitness axis, by fitness name (tuner.games.fitness): what it measures, in what

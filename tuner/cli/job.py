@@ -12,6 +12,7 @@ resume.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
 
@@ -34,25 +35,32 @@ def execute(run, args: argparse.Namespace) -> int:
     The caller closes the run's store."""
     from tuner.cli.price import first_line  # numpy code, once a run is ready (start-up)
     from tuner.cluster.ray_evaluator import evaluator_for  # Ray, once a run is ready (start-up)
+    from tuner.loop.status import LiveStatus
 
     check_target(run.store.log_file)  # not a FIFO (opening it would block) or a link
     file_handler = _RunLog(run.store.log_file)
     file_handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
     log.addHandler(file_handler)
-    evaluator = None
+    evaluator = status = None
+    outcome = ("failed", "an error (see the terminal)")  # status.json's, unless said below
     try:
         config = run.config
         log.info("run %s: family %s, depth %s, %d tuned parameters, %s", config.run.name,
                  config.family, config.search.depth, len(config.tuned),
                  config.evaluation.games.describe() + (
                      "" if config.strategy.implied else f", strategy {config.strategy.name}"))
+        status = LiveStatus(config, run.store, run.state, _idle_rate(run))
+        status.begin(run.resume_line() if run.state.generation else f"started run "
+                     f"{config.run.name}")
         evaluator = evaluator_for(config.ray, [config.family])
         interrupts.check()
         log.info("games on %s", evaluator.describe())
         log.info("%s", first_line(run, evaluator.workers))
-        state = run.run(evaluator)
+        state = run.run(evaluator, observers=[status])
         interrupts.check()  # one that came during the last moments of the run
         if run.stopped_on_request:
+            outcome = ("stopped", f"stopped on request after generation {state.generation}"
+                                  + " (tune stop)")
             log.info("stopped on request after generation %d (checkpointed); resume with:\n"
                      "  %s", state.generation, resume_command(run, args))
             return 0
@@ -61,6 +69,7 @@ def execute(run, args: argparse.Namespace) -> int:
         return 0
     except KeyboardInterrupt as interrupt:
         how = f"interrupted{interrupts.describe(interrupt)}"
+        outcome = ("interrupted", f"{how} after generation {run.state.generation}")
         if run.checkpointed:
             log.warning("%s after generation %d (checkpointed); resume with:\n  %s",
                         how, run.state.generation, resume_command(run, args))
@@ -71,6 +80,7 @@ def execute(run, args: argparse.Namespace) -> int:
     except BadInput as err:
         if not run.checkpointed:
             raise  # nothing was kept: bad input, exit status 2
+        outcome = _failed(run, err)
         log.error("tune: error: stopped after generation %d (checkpointed): %s",
                   run.state.generation, err)
         from engine.families.errors import FamilyCodeError  # here only to keep start-up fast
@@ -83,6 +93,7 @@ def execute(run, args: argparse.Namespace) -> int:
         if err.errno not in ENVIRONMENT_ERRORS:
             raise  # a bug: its traceback
         what = f"cannot write {err.filename}: {err.strerror}" if err.filename else str(err)
+        outcome = _failed(run, what)
         if run.checkpointed:
             kept = _checkpointed_generation(run.run_dir)
             log.error("tune: error: stopped: %s; the checkpoint of generation %s is kept: "
@@ -93,6 +104,7 @@ def execute(run, args: argparse.Namespace) -> int:
                       "was kept: start it again with:\n  %s", what, start_again(run, args))
         return Failure.exit_code
     except EvaluationError as err:
+        outcome = _failed(run, err)
         if run.checkpointed:
             log.error("tune: error: stopped after generation %d (checkpointed): %s\nresume "
                       "with:\n  %s", run.state.generation, err, resume_command(run, args))
@@ -108,6 +120,30 @@ def execute(run, args: argparse.Namespace) -> int:
             evaluator.close()
         log.removeHandler(file_handler)
         file_handler.close()
+        if status is not None and status.ended is None:  # "done" is the observer's to say
+            with interrupts.held() as caught, contextlib.suppress(OSError, BadInput):
+                status.end(*outcome)  # whole (a full disk: the message said what happened)
+            interrupts.raise_if_any(caught)
+
+
+def _idle_rate(run) -> float | None:
+    """One idle core's positions per second at the run's settings, measured here before any
+    game starts (``tuner.games.throughput``): None where it could not be measured (the
+    family's code failing, say, which the run's own games then report)."""
+    from tuner.games.throughput import calibrate  # the engine: once a run is ready (start-up)
+
+    start = run.strategy.mean if run.strategy is not None else run.space.initial()
+    try:
+        return calibrate(run.config.player(run.space.weights(start)))
+    except Exception:
+        log.debug("the one-core calibration failed", exc_info=True)
+        return None
+
+
+def _failed(run, error: Exception | str) -> tuple[str, str]:
+    """The final state and event ``status.json`` gets for ``error``."""
+    what = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return "failed", f"stopped after generation {run.state.generation}: {what}"
 
 
 class _RunLog(logging.FileHandler):

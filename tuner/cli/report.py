@@ -1,18 +1,22 @@
-"""``tune report RUN_DIR``: a run's summary table; its convergence plot only when asked
-(``--plot``), so that reading a run, a shipped one included, writes nothing."""
+"""``tune report RUN_DIR``: a run's summary table, and under it ``tune status``'s lines while the
+run works (or died working); its convergence plot only when asked (``--plot``), so that reading
+a run, a shipped one included, writes nothing."""
 
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 
 from engine.atomic import UnwritableTarget, check_target, unused_path
 from tuner import commands
 from tuner.analysis import report
+from tuner.analysis.status import status_lines
 from tuner.cli.options import UsageError
 from tuner.errors import CheckpointError
 from tuner.store import checkpoint as ckpt
 from tuner.store.run_dir import RUN_FILES, Holds, holds
+from tuner.store.status import RUNNING, read_status
 
 IN_RUN_DIR = object()  # --plot without a file: RUN_DIR/convergence.png
 
@@ -49,8 +53,12 @@ def handle(args: argparse.Namespace) -> int:
     machines = report.read_rows(run_dir / ckpt.CLUSTER_FILE, report.CLUSTER_COLUMNS,
                                 required=False)
     best = report.read_best(run_dir, config, validated=bool(validation))
+    found = read_status(run_dir)
+    status = found[0] if found else None
     print(report.format_report(stored, history, validation, best, SearchSpace(config.params),
-                               machines))
+                               machines, status.idle_rate if status else None))
+    if status is not None and status.state == RUNNING:  # a live run, or one that died
+        print("\n" + "\n".join(status_lines(status, found[1], run_dir, time.time())[1]))
     if plot is not None:
         try:
             path = report.plot_convergence(plot, history, validation, stored)

@@ -195,14 +195,9 @@ class GenerationLog(Observer):
         for line in candidate_lines(record):
             log.debug("%s", line)
         c, row, machines = self.config, record.row, record.machines
-        rate = record.spent.games / record.seconds if record.seconds > 0 else math.inf
-        per_generation = state.seconds / state.generation
-        remaining = []
-        if c.cmaes.max_generations is not None:
-            remaining.append((c.cmaes.max_generations - state.generation) * per_generation)
-        if c.cmaes.max_games is not None:
-            remaining.append(max(c.cmaes.max_games - state.games, 0) / max(rate, 1e-9))
-        eta = clock(min(remaining)) if remaining else "?"
+        rate = games_rate(record)
+        remaining = eta_seconds(c, state, record)
+        eta = clock(remaining) if remaining is not None else "?"
         noise = "  (differences within noise)" if row["within_noise"] else ""
         spent = ""
         if record.racing:
@@ -236,6 +231,24 @@ class GenerationLog(Observer):
                      "  <- winner" if r is winner else "")
         for line in self.space.edge_warnings(winner.weights):
             log.warning("warning: %s", line)
+
+
+def games_rate(record: GenerationRecord) -> float:
+    """A generation's training games per second of its wall time."""
+    return record.spent.games / record.seconds if record.seconds > 0 else math.inf
+
+
+def eta_seconds(config: RunConfig, state: RunState, record: GenerationRecord) -> float | None:
+    """The seconds left until the nearer stop condition, at the pace so far (the generations'
+    mean time, the last generation's games per second); None with no limit set."""
+    per_generation = state.seconds / state.generation
+    remaining = []
+    if config.cmaes.max_generations is not None:
+        remaining.append((config.cmaes.max_generations - state.generation) * per_generation)
+    if config.cmaes.max_games is not None:
+        remaining.append(max(config.cmaes.max_games - state.games, 0)
+                         / max(games_rate(record), 1e-9))
+    return min(remaining) if remaining else None
 
 
 def candidate_lines(record: GenerationRecord) -> list[str]:

@@ -21,6 +21,7 @@ from engine.solver import GameResult, PlayerSpec
 from tuner import interrupts
 from tuner.config import RunConfig
 from tuner.errors import ConfigError
+from tuner.games import throughput
 from tuner.games.budget import AdaptiveGames, Budget
 from tuner.games.evaluation import Evaluator, Job
 from tuner.games.fitness import FITNESSES, Fitness, score_fitness, within_noise
@@ -243,7 +244,7 @@ class GenerationStep:
         cpus = self.games.evaluator.workers
         return {"generation": generation, "cpus": cpus, "seconds": round(seconds, 6),
                 "game_seconds": round(game_seconds, 6),
-                "share": round(game_seconds / (cpus * seconds), 4) if seconds > 0 else 0.0}
+                "share": round(throughput.share(game_seconds, cpus, seconds), 4)}
 
     def validate_best_guess(self, generation: int) -> dict[str, float]:
         """The strategy's best guess played on the validation seeds, for the history: what

@@ -17,6 +17,9 @@ A run directory holds:
 - ``best.yaml``: the best weights so far (training fitness), replaced by the validated winner.
 - ``validation.csv``: the final validation of the best candidates, once the run has finished.
 - ``run.log``: the log lines.
+- ``status.json``: where the job running it stands (process, host, generation, games, best so
+  far, ETA, last event), rewritten each generation and as the job ends; what ``tune status``
+  reads (``tuner.store.status``). It holds wall-clock values, so no result depends on it.
 - ``stop``: while a run works, ``tune stop`` writes it to ask the run to stop once its current
   generation is checkpointed; the run removes it.
 
@@ -55,6 +58,7 @@ CLUSTER_FILE = "cluster.csv"
 BEST_FILE = "best.yaml"
 VALIDATION_FILE = "validation.csv"
 LOG_FILE = "run.log"
+STATUS_FILE = "status.json"  # where the job running it stands: ``tune status``
 STOP_FILE = "stop"  # written by `tune stop`: the run stops after its current generation
 
 

@@ -30,8 +30,8 @@ from tuner.store import checkpoint as ckpt
 
 STAGING_SUFFIX = ".new"
 RETIRED_SUFFIX = ".old"
-# What a run writes; a run stopped before its first checkpoint holds only the first two.
-STARTED_FILES = {ckpt.CONFIG_FILE, ckpt.LOG_FILE}
+# What a run writes; a run stopped before its first checkpoint holds only these.
+STARTED_FILES = {ckpt.CONFIG_FILE, ckpt.LOG_FILE, ckpt.STATUS_FILE}
 RUN_FILES = STARTED_FILES | {ckpt.CHECKPOINT_FILE, ckpt.HISTORY_FILE, ckpt.CLUSTER_FILE,
                              ckpt.BEST_FILE, ckpt.VALIDATION_FILE, ckpt.STOP_FILE,
                              "convergence.png"}

@@ -50,6 +50,9 @@ class RunStore(Protocol):
 
     def write_validation(self, table: str) -> None: ...
 
+    def write_status(self, text: str) -> None:
+        """``status.json``: where the job stands (``tuner.store.status``); no result reads it."""
+
     def take_stop_request(self) -> bool:
         """Whether ``tune stop`` asked this job to stop since the store was opened (a request
         left by an earlier job is removed when the store takes the directory); the request is
@@ -138,6 +141,9 @@ class DirectoryStore:
     def write_validation(self, table: str) -> None:
         atomic_write(self.directory / ckpt.VALIDATION_FILE, table)
 
+    def write_status(self, text: str) -> None:
+        atomic_write(self.directory / ckpt.STATUS_FILE, text)
+
     def take_stop_request(self) -> bool:
         try:
             (self.directory / ckpt.STOP_FILE).unlink()
@@ -182,6 +188,9 @@ class MemoryStore:
 
     def write_validation(self, table: str) -> None:
         self.files[ckpt.VALIDATION_FILE] = table.encode()
+
+    def write_status(self, text: str) -> None:
+        self.files[ckpt.STATUS_FILE] = text.encode()
 
     def stop(self) -> None:
         self._stop = True

@@ -111,7 +111,8 @@ def test_bad_input_with_debug_keeps_its_traceback(monkeypatch):
 HEAVY = ("numpy", "cma", "numba", "ray")
 SUBCOMMAND_MODULES = ("tuner.cli.compare", "tuner.cli.export", "tuner.cli.families",
                       "tuner.cli.job", "tuner.cli.noise", "tuner.cli.options", "tuner.cli.play",
-                      "tuner.cli.report", "tuner.cli.resume", "tuner.cli.run", "tuner.cli.stop")
+                      "tuner.cli.report", "tuner.cli.resume", "tuner.cli.run", "tuner.cli.status",
+                      "tuner.cli.stop")
 
 
 def loaded_after(code: str) -> dict[str, bool]:

@@ -1,0 +1,151 @@
+"""``status.json``: where the job running a run stands, for ``tune status`` from any shell.
+
+The job rewrites it (atomically) as it starts, after every generation, now and then while a
+generation's games are played, and as it ends. It says which process works the run (its id, host
+and start time, so that a reader on the same host can tell that very process from a later one
+that got its id), the run's state, and the figures a person watching wants. Its times are wall
+clock (seconds since the epoch): the file is apart from what a run computes, and never read by
+it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+from engine.echo import shorten
+from tuner.errors import CheckpointError
+from tuner.store import checkpoint as ckpt
+from tuner.store.run_dir import staging_path
+
+STATUS_FORMAT = 1
+RUNNING = "running"
+ENDED = ("stopped", "interrupted", "failed", "done")  # a final state: the job said it ended
+STATES = (RUNNING, *ENDED)
+
+
+@dataclass(frozen=True)
+class RunStatus:
+    """One ``status.json``. ``process_start``: the process's start time in clock ticks since
+    boot (``/proc/PID/stat``), None where the system does not say. ``share``: the last
+    generation's share of the CPUs' time on training games; ``idle_cores``: the work its games
+    did in idle cores' worth (``tuner.games.throughput``), None without a calibration."""
+
+    run: str
+    state: str
+    pid: int
+    host: str
+    process_start: int | None
+    generation: int
+    max_generations: int | None
+    games: int
+    best_fitness: float | None
+    best_stderr: float | None
+    best_generation: int | None
+    fitness: str
+    cpus: int | None
+    share: float | None
+    idle_cores: float | None
+    idle_rate: float | None  # positions per second on one idle core of ``host``
+    generation_seconds: float | None  # mean wall time of a generation so far
+    eta_seconds: float | None  # at ``updated``
+    event: str
+    started: float
+    updated: float
+
+
+def status_text(status: RunStatus) -> str:
+    """The file's text: JSON, one key a line, so that a person can read it too."""
+    return json.dumps({"format": STATUS_FORMAT, **asdict(status)}, indent=1) + "\n"
+
+
+_TYPES = {"run": str, "state": str, "pid": int, "host": str, "process_start": int,
+          "generation": int, "max_generations": int, "games": int, "best_fitness": float,
+          "best_stderr": float, "best_generation": int, "fitness": str, "cpus": int,
+          "share": float, "idle_cores": float, "idle_rate": float,
+          "generation_seconds": float, "eta_seconds": float, "event": str, "started": float,
+          "updated": float}
+_OPTIONAL = {"process_start", "max_generations", "best_fitness", "best_stderr",
+             "best_generation", "cpus", "share", "idle_cores", "idle_rate",
+             "generation_seconds", "eta_seconds"}
+
+
+def parse_status(text: str, path: Path) -> RunStatus:
+    """A status file's text, checked; ``CheckpointError`` naming ``path`` and what is wrong."""
+    try:
+        raw = json.loads(text)
+    except ValueError as err:
+        raise CheckpointError(f"{path}: damaged: not JSON ({shorten(str(err))})") from None
+    if not isinstance(raw, dict) or raw.get("format") != STATUS_FORMAT:
+        raise CheckpointError(f"{path}: damaged: not a tune2048 status file (format "
+                              f"{STATUS_FORMAT})")
+    values = {}
+    for field in fields(RunStatus):
+        value = raw.get(field.name)
+        wanted = _TYPES[field.name]
+        if value is None and field.name in _OPTIONAL:
+            values[field.name] = None
+            continue
+        if wanted is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, wanted) or isinstance(value, bool):
+            raise CheckpointError(f"{path}: damaged: {field.name}: expected "
+                                  f"{'a number' if wanted is float else wanted.__name__}, "
+                                  f"got {shorten(repr(value))}")
+        values[field.name] = value
+    if values["pid"] <= 0:  # os.kill(0 or less) would name process groups
+        raise CheckpointError(f"{path}: damaged: pid: expected a process id, got "
+                              f"{values['pid']}")
+    if values["state"] not in STATES:
+        raise CheckpointError(f"{path}: damaged: state: expected one of {', '.join(STATES)}, "
+                              f"got {shorten(repr(values['state']))}")
+    return RunStatus(**values)
+
+
+def read_status(run_dir: Path) -> tuple[RunStatus, Path] | None:
+    """The newest status of the run at ``run_dir``, and its file: the run directory's, or its
+    staging directory's while a new run has no checkpoint yet (``tuner.store.run_dir``). None
+    where neither has one (a run from before status files, or a shipped result)."""
+    found = []
+    for directory in (run_dir, staging_path(Path(os.path.abspath(run_dir)))):
+        path = directory / ckpt.STATUS_FILE
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            continue
+        except (OSError, UnicodeDecodeError) as err:
+            why = err.strerror if isinstance(err, OSError) else "not UTF-8 text"
+            raise CheckpointError(f"{path}: cannot read: {why}") from None
+        found.append((parse_status(text, path), path))
+    return max(found, key=lambda pair: pair[0].updated, default=None)
+
+
+def this_host() -> str:
+    return socket.gethostname()
+
+
+def process_start(pid: int) -> int | None:
+    """When process ``pid`` started, in clock ticks since boot; None where it does not exist
+    or the system does not say (no ``/proc``)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    try:  # the name, in parentheses, may hold spaces: the fields after it are plain
+        return int(stat.rpartition(")")[2].split()[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def process_exists(pid: int) -> bool:
+    """Whether a process ``pid`` exists on this host (another user's included)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
