@@ -116,11 +116,23 @@ def wait_for(condition, timeout: float = 120.0, what: str = "condition") -> None
 
 
 def busy_worker_pids() -> list[int]:
-    """Ray worker processes running a unit of games right now (Ray names them ray::play_unit)."""
-    out = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True,
+    """Ray worker processes of this test's clusters (descendants of this process: the machine
+    may run other Rays) running a unit of games right now (Ray names them ray::play_unit)."""
+    out = subprocess.run(["ps", "-eo", "pid=,ppid=,args="], capture_output=True, text=True,
                          check=True).stdout
-    return [int(line.split()[0]) for line in out.splitlines()
-            if line.split(None, 1)[1].startswith("ray::play_unit")]
+    parents, busy = {}, []
+    for line in out.splitlines():
+        pid, ppid, *args = line.split(None, 2)
+        parents[int(pid)] = int(ppid)
+        if args and args[0].startswith("ray::play_unit"):
+            busy.append(int(pid))
+
+    def ours(pid: int) -> bool:
+        while pid > 1 and pid != os.getpid():
+            pid = parents.get(pid, 0)
+        return pid == os.getpid()
+
+    return [pid for pid in busy if ours(pid)]
 
 
 def processes_in_group(group: int) -> list[str]:
