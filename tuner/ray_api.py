@@ -113,6 +113,19 @@ def sigterm_handler_replaced(replacement):
     return _replaced("ray._private.utils", "set_sigterm_handler", replacement)
 
 
+def ray_messages_to(handler):
+    """A block during which the messages Ray sends this driver about its processes (a worker or
+    a raylet that died, a task it plays again: ``ray._private.worker.listen_error_messages``,
+    which prints them on stdout with ``print_to_stdstream``) go to ``handler(text)``, called
+    from Ray's thread, instead; where this Ray has no such name, Ray prints them as before."""
+
+    def hand_over(data: dict, ignore_prefix: bool = False) -> None:
+        for message in data.get("lines", ()):
+            handler(message)
+
+    return _replaced("ray._private.worker", "print_to_stdstream", hand_over)
+
+
 def _private(module: str, name: str):
     """``module.name`` of Ray's, or None where this Ray has no such module or name."""
     try:

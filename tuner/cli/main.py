@@ -187,9 +187,16 @@ def setup_logging(args: argparse.Namespace) -> None:
     level = logging.WARNING if args.quiet else logging.DEBUG if args.verbose else logging.INFO
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(message)s"))
+    handler.addFilter(_for_terminal)
     log.handlers[:] = [handler]
     log.setLevel(level)
     log.propagate = False
+
+
+def _for_terminal(record: logging.LogRecord) -> bool:
+    """Whether a line is shown on the terminal: all but those logged with ``extra={"terminal":
+    False}`` (Ray's own messages, which go to run.log only: ``tuner.cluster.events``)."""
+    return getattr(record, "terminal", True)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,9 @@ keeps the compiled engine loaded and caches the last few players it built
 units lost with a dead worker or node (``max_retries``); an exception inside a game is not
 retried: it is reported with the candidate, the seed and the traceback. The family's own code
 failing while a unit builds its player comes back as the family guard's ``FamilyCodeError``,
-one line naming the family's file and line as the user knows them, which is bad input.
+one line naming the family's file and line as the user knows them, which is bad input. Nodes
+that leave or join, workers that die and the tasks played again are said in a line each
+(``tuner.cluster.events``); Ray's own messages about them go to ``run.log`` only.
 
 A family that is not built in reaches every worker through Ray's job-level ``runtime_env``
 (``py_modules``: a family file, or the top-level package of a family module), so nothing but
@@ -20,6 +22,7 @@ seed must play the same game on every node.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import time
@@ -28,7 +31,8 @@ from typing import TYPE_CHECKING
 
 from engine.errors import Tune2048Error
 from engine.solver import GameResult, PlayerSpec
-from tuner import interrupts
+from tuner import interrupts, ray_api
+from tuner.cluster import events
 from tuner.cluster.ray_session import RaySession
 from tuner.cluster.shipping import empty_working_dir, ship_family
 from tuner.errors import EvaluationError
@@ -102,12 +106,15 @@ class RayEvaluator(_Backend):
         self.session = RaySession(address, workers, lambda: self._ship(families), connect_timeout)
         ray = self.ray = self.session.ray
         self.leftovers: list = []  # refs of speculative units no schedule needs any more
+        self._ray_messages = contextlib.ExitStack()
         try:
+            self._ray_messages.enter_context(ray_api.ray_messages_to(events.ray_said))
+            self.nodes = events.NodeWatch(ray.nodes)
             self.workers = self._cpus()
             self._remote = ray.remote(num_cpus=1, max_retries=max_retries,
                                       retry_exceptions=False)(play_unit)
         except BaseException:  # Ctrl-C, say: no evaluator is returned, so none will close Ray
-            self.session.close()
+            self.close()
             raise
 
     def _ship(self, families: Sequence[str]) -> dict:
@@ -191,10 +198,13 @@ class RayEvaluator(_Backend):
             )
         return since
 
-
     def close(self) -> None:
-        """End the Ray this evaluator started (see ``RaySession.close``). Safe to call twice."""
-        self.session.close()
+        """End the Ray this evaluator started (see ``RaySession.close``), then let Ray print its
+        messages again. Safe to call twice."""
+        try:
+            self.session.close()
+        finally:
+            self._ray_messages.close()
 
 
 class _RayUnits:
@@ -239,11 +249,12 @@ class _RayUnits:
 
     def wait(self, count: int) -> list[tuple[Unit, list[GameResult]]]:
         """Polls until ``count`` units have finished (or some have, at a poll), checking
-        meanwhile that the cluster has a CPU."""
+        meanwhile that the cluster has a CPU and saying which nodes left or joined."""
         no_worker_since = None
         idle_since = time.monotonic()
         timeout = self.evaluator.no_worker_timeout
         while True:
+            self.evaluator.nodes.poll()
             refs = list(self.pending)
             done, rest = self.ray.wait(refs, num_returns=min(count, len(refs)),
                                        timeout=POLL_SECONDS)

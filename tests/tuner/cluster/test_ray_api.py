@@ -190,3 +190,21 @@ def test_without_rays_sigterm_setter_nothing_is_replaced(monkeypatch):
     with ray_session._ray_sigterm_handler_kept_back() as wanted:
         assert not hasattr(utils, "set_sigterm_handler")
     assert wanted == [] and not hasattr(utils, "set_sigterm_handler")
+
+
+# ---- Ray's messages to the driver, handed over -------------------------------------------------
+
+def test_rays_messages_go_to_the_handler_for_the_block_and_are_printed_without_its_printer(
+        monkeypatch, capsys):
+    from ray._private import worker
+
+    real, said = worker.print_to_stdstream, []
+    with ray_api.ray_messages_to(said.append):
+        # as Ray's thread that receives them calls it (listen_error_messages)
+        worker.print_to_stdstream({"lines": ["a raylet died"], "pid": "raylet", "is_err": False},
+                                  ignore_prefix=False)
+    assert said == ["a raylet died"] and capsys.readouterr().out == ""
+    assert worker.print_to_stdstream is real
+    without(monkeypatch, "ray._private.worker", "print_to_stdstream")
+    with ray_api.ray_messages_to(said.append):
+        assert not hasattr(worker, "print_to_stdstream")

@@ -1,0 +1,112 @@
+"""What happens to the cluster while games are played, said in one line each, with the time it
+was seen: a node that joins or leaves, a Ray worker that dies, a task Ray plays again.
+
+Nodes are compared with the previous look at Ray's node table (``NodeWatch``), at most every
+``NODE_CHECK_SECONDS`` while the driver waits for games. Workers and retries are what Ray itself
+tells the driver, in messages that Ray would print on its stdout: the last 20 lines of a dead
+raylet's log (some 50 lines of ``[state-dump]`` on the terminal), a worker's exit details, the
+retries a task has left. Each message goes whole to ``run.log`` only (logged with
+``FILE_ONLY``), and the ones that say something a user acts on become an event line.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from dataclasses import dataclass
+
+from engine.stats import counted
+
+log = logging.getLogger(__name__)
+
+NODE_CHECK_SECONDS = 2.0  # ray.nodes() asks the GCS: cheap, but not at every poll
+FILE_ONLY = {"terminal": False}  # ``extra`` of a record kept off the terminal (tuner.cli.main)
+
+WORKER_DIED = re.compile(r"A worker died or was killed while executing a task")
+WORKER_PID = re.compile(r"Worker PID: (\d+)")
+WORKER_ADDRESS = re.compile(r"Worker IP address: (\S+)")
+TASK_RETRIED = re.compile(r"Task \S+ failed\. There (?:are|is) (\d+) retr\w+ remaining")
+
+
+@dataclass(frozen=True)
+class Node:
+    """A live node as the events name it: its address and the start of its id (nodes started
+    on one machine share an address), and its CPUs."""
+
+    node_id: str
+    address: str
+    cpus: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.address} ({self.node_id[:8]})"
+
+
+def alive_nodes(table: list[dict]) -> dict[str, Node]:
+    """The live nodes of Ray's node table (``ray.nodes()``), by id."""
+    return {
+        entry["NodeID"]: Node(entry["NodeID"], entry.get("NodeManagerAddress", "?"),
+                              int(entry.get("Resources", {}).get("CPU", 0)))
+        for entry in table if entry.get("Alive")
+    }
+
+
+def node_changes(before: dict[str, Node], after: dict[str, Node]) -> list[tuple[int, str]]:
+    """(level, line) for each node that left or joined between two looks at the node table."""
+    total = counted(sum(node.cpus for node in after.values()), "CPU")
+    left = [(f"node {node.name} left: -{counted(node.cpus, 'CPU')}, {total} now; its tasks are "
+             "played again elsewhere")
+            for node_id, node in before.items() if node_id not in after]
+    joined = [f"node {node.name} joined: +{counted(node.cpus, 'CPU')}, {total} now"
+              for node_id, node in after.items() if node_id not in before]
+    lines = [(logging.WARNING, line) for line in left]
+    lines += [(logging.INFO, line) for line in joined]
+    return lines
+
+
+def message_event(message: str) -> str | None:
+    """The event line that a message of Ray's to the driver makes, or None for one that says
+    nothing a user acts on (a raylet's last log lines: the node's departure is its own line)."""
+    if WORKER_DIED.search(message):
+        pid, address = WORKER_PID.search(message), WORKER_ADDRESS.search(message)
+        who = f"Ray worker {pid.group(1)}" if pid else "a Ray worker"
+        return f"{who}{f' on {address.group(1)}' if address else ''} died while playing a task"
+    if retried := TASK_RETRIED.search(message):
+        left = int(retried.group(1))
+        return (f"a task of games was lost and is played again ({left} "
+                f"{'retry' if left == 1 else 'retries'} left)")
+    return None
+
+
+def say(level: int, line: str) -> None:
+    """An event line, on the terminal and in run.log, with the time it was seen."""
+    log.log(level, "%s %s", time.strftime("%H:%M:%S"), line)
+
+
+def ray_said(message: str) -> None:
+    """A message Ray sends the driver: whole in run.log, and its event line where it has one.
+    Called from Ray's thread that receives them."""
+    log.warning("Ray: %s", message.rstrip(), extra=FILE_ONLY)
+    if (line := message_event(message)) is not None:
+        say(logging.WARNING, line)
+
+
+class NodeWatch:
+    """Looks at Ray's node table now and then and says which nodes left or joined since the last
+    look. ``nodes``: a callable returning the table (``ray.nodes``)."""
+
+    def __init__(self, nodes):
+        self.nodes = nodes
+        self.known = alive_nodes(nodes())
+        self.checked = time.monotonic()
+
+    def poll(self) -> None:
+        """Compare with the last look, if it is ``NODE_CHECK_SECONDS`` old."""
+        if time.monotonic() - self.checked < NODE_CHECK_SECONDS:
+            return
+        now = alive_nodes(self.nodes())
+        self.checked = time.monotonic()
+        for level, line in node_changes(self.known, now):
+            say(level, line)
+        self.known = now
