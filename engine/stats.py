@@ -69,7 +69,7 @@ def summarize(results: Sequence[GameResult]) -> Summary:
     )
 
 
-def interval(half_width: float, games: int) -> str:
+def interval(half_width: float, games: int | None = None) -> str:
     """What follows a mean of ``games`` games: ``+/- H (95% CI)``, the half-width of its 95%
     interval, where there is one (``plus_minus``); else why there is none."""
     shown = plus_minus(half_width, games)
@@ -112,6 +112,12 @@ def clock(seconds: float) -> str:
     """A duration as a clock shows it, H:MM:SS (9:56:02), not as a fraction of an hour."""
     seconds = round(seconds)
     return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+def duration(seconds: float) -> str:
+    """A duration as people say it: seconds below a minute (4.2 s, 0.35 s), a clock above
+    (1:02:05): never a fraction of an hour, nor a clock that rounds a short wait to 0:00:00."""
+    return f"{readable(seconds, 2)} s" if seconds < 59.5 else clock(seconds)
 
 
 def counted(count: int, noun: str) -> str:

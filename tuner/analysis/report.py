@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from engine.atomic import atomic_write
 from engine.echo import echo, shorten
-from engine.stats import Z95, clock, counted, readable
+from engine.stats import Z95, clock, counted, interval_cell, plus_minus, readable
 from engine.weights_file import WeightsFile, read_weights
 from tuner.config import RunConfig, parse_config
 from tuner.errors import CheckpointError, ConfigError
@@ -39,7 +39,8 @@ VALIDATION_COLUMNS = ("candidate", "generation", "fitness", "fitness_stderr", "m
 CLUSTER_COLUMNS = ("generation", "cpus", "seconds", "game_seconds", "share")
 COUNT_COLUMNS = ("generation", "evaluations", "games", "cpus")
 TEXT_COLUMNS = ("candidate",)
-CI_NOTE = "+/- is the half-width of a 95% confidence interval"
+CI_NOTE = ("+/- is the half-width of a 95% confidence interval; - where there is none: one game, "
+           "or games that all came out the same")
 
 
 def read_rows(path: Path, columns: tuple[str, ...], required: bool) -> list[dict[str, float | str]]:
@@ -155,8 +156,8 @@ def format_report(config: dict, history: list[dict], validation: list[dict], bes
         f"{config['search']['depth']}, fitness {fitness})"),
         (f"generations   {int(last['generation']):,}: "
          f"{counted(int(last['evaluations']), 'candidate')}, {spent}"),
-        (f"best in a generation   {readable(top['best'])} +/- "
-         f"{readable(Z95 * top['best_stderr'])} (generation {int(top['generation']):,})"),
+        (f"best in a generation   {readable(top['best'])} "
+         f"{plus_minus(Z95 * top['best_stderr'])} (generation {int(top['generation']):,})"),
         f"final sigma   {readable(last['sigma'], 3)}",
         *([cluster_line(machines)] if machines else []),
         f"({CI_NOTE})",
@@ -169,7 +170,7 @@ def format_report(config: dict, history: list[dict], validation: list[dict], bes
         check = validated.get(row["games"])
         lines.append(
             f"{int(row['generation']):>5,} {int(row['games']):>10,} {readable(row['best']):>12} "
-            f"{readable(Z95 * row['best_stderr']):>9} {readable(row['median']):>12} "
+            f"{interval_cell(Z95 * row['best_stderr']):>9} {readable(row['median']):>12} "
             f"{readable(row['worst']):>12} {readable(row['sigma'], 3):>8}"
             + (f" {readable(check):>12}" if check is not None else "")
         )
@@ -181,8 +182,8 @@ def format_report(config: dict, history: list[dict], validation: list[dict], bes
         for row in validation:
             lines.append(
                 f"{row['candidate']:<20} {int(row['generation']):>4,} "
-                f"{readable(row['fitness']):>12} {readable(Z95 * row['fitness_stderr']):>9}"
-                + (f" {readable(row['mean_score']):>12} {readable(row['ci95']):>9}"
+                f"{readable(row['fitness']):>12} {interval_cell(Z95 * row['fitness_stderr']):>9}"
+                + (f" {readable(row['mean_score']):>12} {interval_cell(row['ci95']):>9}"
                    if show_score else "")
             )
     if best is None:

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from engine.atomic import unused_path
-from engine.stats import counted
 from engine.export import FORMATS, ExportError, check_output, check_tables_output
+from engine.stats import counted
 from engine.weights_file import read_weights
 from tuner.cli.options import command_with, trusted_families
 

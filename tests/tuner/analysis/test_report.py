@@ -197,10 +197,29 @@ def test_the_summary_gives_95_percent_intervals_in_numbers_people_read():
                    "mean_score": 33_820.0, "ci95": 2_940.0}]
     text = format_report(CONFIG, history, validation, best, space)
     assert "e+" not in text and "1.5e" not in text
-    assert "(+/- is the half-width of a 95% confidence interval)" in text
+    assert "(+/- is the half-width of a 95% confidence interval; - where there is none" in text
     assert "best in a generation   35,070 +/- 2,940 (generation 5)" in text  # 1.96 x 1,500
     row = text.splitlines()[text.splitlines().index("validation (held-out seeds)") + 2]
     assert row.split() == ["gen3-best", "3", "33,820", "2,940"]
+
+
+def test_the_summary_shows_no_interval_for_one_game_or_no_spread():
+    """One game a candidate writes an infinite standard error; games that all came out the same
+    (a reach rate of 1) a zero one: neither is an interval, and the report says so."""
+    space, best = quick_space_and_best()
+    history = [{**row, "best_stderr": float("inf") if row["generation"] < 5 else 0.0}
+               for row in HISTORY]
+    validation = [{**VALIDATION[0], "fitness_stderr": float("inf"), "mean_score": 1180.0,
+                   "ci95": 0.0}]
+    text = format_report({**CONFIG, "evaluation": {"fitness": "reach_rate"}}, history,
+                         validation, best, space)
+    assert "inf" not in text and "+/- 0" not in text
+    assert "best in a generation   1,250 (no spread: no interval) (generation 5)" in text
+    assert "- where there is none: one game, or games that all came out the same" in text
+    rows = [line.split() for line in text.splitlines() if line.split()[:1] in (["1"], ["5"])]
+    assert [row[3] for row in rows] == ["-", "-"]  # the +/- column
+    row = text.splitlines()[text.splitlines().index("validation (held-out seeds)") + 2]
+    assert row.split() == ["gen3-best", "3", "1,180", "-", "1,180", "-"]
 
 
 def test_a_run_that_keeps_only_its_history_is_summarised_without_weights():
