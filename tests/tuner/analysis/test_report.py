@@ -129,7 +129,7 @@ def test_the_games_of_each_generation_get_a_panel_where_they_vary():
     history = [{**row, "games": 100.0 * row["generation"] - (30.0 if row["generation"] > 2
                                                               else 0.0)}
                for row in HISTORY]  # adaptive games: generation 3 played 70, the others 100
-    fitness, sigma, games = convergence_figure(history, [], CONFIG).axes
+    _fitness, sigma, games = convergence_figure(history, [], CONFIG).axes
     assert [bar.get_height() for bar in games.patches] == [100.0, 100.0, 70.0, 100.0, 100.0]
     assert games.get_ylabel() == "training games" and games.get_xlabel() == "generation"
     assert sigma.get_xlabel() == ""
