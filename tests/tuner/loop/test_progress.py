@@ -190,6 +190,23 @@ def test_one_game_a_candidate_shows_no_interval(tmp_path, logged):
                for line in lines[2:])
 
 
+def test_the_reference_is_validated_beside_the_candidates_and_never_wins(tmp_path, logged):
+    config = config_dict(tmp_path)
+    config["params"]["merges_weight"]["init"] = 899  # Synthetic's best score: the start wins all
+    config["validation"]["reference"] = "start"
+    run = TuningRun.start(parse_config(config, "test"), tmp_path / "t", progress=False)
+    run.run(Synthetic())
+    rows = (tmp_path / "t" / ckpt.VALIDATION_FILE).read_text().splitlines()
+    assert [row.split(",")[0] for row in rows[1:]] == [
+        "elite 1", "elite 2", "distribution mean", "start"]
+    assert rows[-1].split(",")[1] == "0"  # the start is no generation's
+    assert float(rows[-1].split(",")[2]) > max(float(row.split(",")[2]) for row in rows[1:-1])
+    [start] = [line for line in logged if line.startswith("validation  start")]
+    assert "winner" not in start
+    best = (tmp_path / "t" / ckpt.BEST_FILE).read_text()
+    assert "candidate: elite" in best or "candidate: distribution mean" in best
+
+
 def start_and_stop(tmp_path: Path, logged: list[str], **cmaes) -> TuningRun:
     """A run stopped after one generation, resumed with ``cmaes`` changed; the resumed run."""
     first = parse_config(config_dict(tmp_path, max_generations=1), "test")
