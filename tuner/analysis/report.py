@@ -250,7 +250,7 @@ def convergence_figure(history: list[dict], validation: list[dict], config: dict
 
     gens = [r["generation"] for r in history]
     spent = [b["games"] - a["games"] for a, b in zip([{"games": 0.0}, *history], history)]
-    varying = len(set(spent[1:] if len(spent) > 1 else spent)) > 1  # a resumed start may differ
+    varying = len(set(spent)) > 1  # adaptive games: a panel of their own
     fig = Figure(figsize=(10, 8.5 if varying else 7), layout="constrained")
     ax, sigma_ax, *games_ax = fig.subplots(3 if varying else 2, 1, sharex=True, height_ratios=(
         (3, 1, 1) if varying else (3, 1)))
