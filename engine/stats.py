@@ -69,10 +69,30 @@ def summarize(results: Sequence[GameResult]) -> Summary:
     )
 
 
-def interval(half_width: float, games: int) -> str:
-    """What follows a mean of ``games`` games: ``+/- H``, the half-width of its 95% interval,
-    where there is one; a single game has none (its spread is unknown), and says so."""
-    return f"+/- {half_width:,.0f} (95% CI)" if games > 1 else "(one game: no interval)"
+def interval(half_width: float, games: int | None = None) -> str:
+    """What follows a mean of ``games`` games: ``+/- H (95% CI)``, the half-width of its 95%
+    interval, where there is one (``plus_minus``); else why there is none."""
+    shown = plus_minus(half_width, games)
+    return f"{shown} (95% CI)" if shown.startswith("+/-") else shown
+
+
+def plus_minus(half_width: float, games: int | None = None) -> str:
+    """``+/- H``, ``H`` the half-width of a 95% interval as ``readable`` writes it, where an
+    interval exists. A single game has none (its spread is unknown: a fitness's standard error
+    is then infinite), nor have games that all came out the same (a spread of 0 estimates
+    nothing): either says so in parentheses, with ``games`` where it is known."""
+    if (games is not None and games < 2) or math.isinf(half_width):
+        return "(one game: no interval)"
+    if half_width == 0:
+        over = f" in {games:,} games" if games is not None else ""
+        return f"(no spread{over}: no interval)"
+    return f"+/- {readable(half_width)}"
+
+
+def interval_cell(half_width: float) -> str:
+    """A ``+/-`` column's cell: the half-width, or ``-`` where there is no interval (one game,
+    or no spread: ``plus_minus``)."""
+    return readable(half_width) if math.isfinite(half_width) and half_width != 0 else "-"
 
 
 def readable(value: float, digits: int = 4) -> str:
@@ -92,6 +112,12 @@ def clock(seconds: float) -> str:
     """A duration as a clock shows it, H:MM:SS (9:56:02), not as a fraction of an hour."""
     seconds = round(seconds)
     return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+def duration(seconds: float) -> str:
+    """A duration as people say it: seconds below a minute (4.2 s, 0.35 s), a clock above
+    (1:02:05): never a fraction of an hour, nor a clock that rounds a short wait to 0:00:00."""
+    return f"{readable(seconds, 2)} s" if seconds < 59.5 else clock(seconds)
 
 
 def counted(count: int, noun: str) -> str:

@@ -22,6 +22,7 @@ from engine.depth import parse_depth
 from engine.families import FAMILIES, get_family
 from engine.families.classic import CLASSIC, line_table
 from engine.weights_file import WeightsFile, WeightsFileError, read_weights, write_weights
+from tuner.cli.export import tables_written
 from tuner.cli.main import parse
 from tuner.cli.options import UsageError
 
@@ -252,9 +253,12 @@ def test_json_refuses_two_provenance_keys_written_alike(tmp_path, keys):
 @pytest.mark.parametrize("fmt", ["c", "json"])
 def test_output_file_holds_what_stdout_shows(capsys, tmp_path, fmt):
     shown = exported(capsys, CLASSIC_TUNED, "--format", fmt)
-    assert exported(capsys, CLASSIC_TUNED, "--format", fmt, "--output", tmp_path / "out") == ""
+    said = exported(capsys, CLASSIC_TUNED, "--format", fmt, "--output", tmp_path / "out")
     assert (tmp_path / "out").read_text() == shown
     assert [p.name for p in tmp_path.iterdir()] == ["out"]  # no temporary file left
+    what = {"c": "C constants", "json": "JSON"}[fmt]
+    # one line says what was written and where; on standard output the export is all there is
+    assert said == f"wrote {tmp_path / 'out'}: {what} of {CLASSIC_TUNED} (7 weights)\n"
 
 
 # ----------------------------------------------------------------------------- tables
@@ -340,19 +344,32 @@ def check_tables(directory: Path, family, vector, boards) -> dict:
 
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))
-def test_tables_evaluate_to_the_family_reference(tmp_path, name):
+def test_tables_evaluate_to_the_family_reference(tmp_path, capsys, name):
     family = FAMILIES[name]
     weights = tmp_path / "w.yaml"
     write_weights(weights, WeightsFile(name, family.defaults(), 2, {"run": "test"}))
-    assert export_cli(weights, "--format", "tables", "--output", tmp_path / "out") == 0
+    said = exported(capsys, weights, "--format", "tables", "--output", tmp_path / "out")
     vector = family.vector(family.defaults())
     manifest = check_tables(tmp_path / "out", family, vector, random_boards(300, 5))
+    tables = sorted({f for term in manifest["terms"] for f in term.get("tables", [])},
+                    key=lambda name: int(name.removeprefix("table").removesuffix(".npy")))
+    shown = (f"{len(tables)} line table{'s' if len(tables) > 1 else ''} ({tables[0]}"
+             + (f" to {tables[-1]})" if len(tables) > 1 else ")"))
+    assert said == f"wrote {tmp_path / 'out'}: manifest.json and {shown} of {weights}\n"
     assert manifest["format"] == "tune2048-tables" and manifest["version"] == 1
     assert (manifest["family"], manifest["family_name"], manifest["depth"]) == (name, name, 2)
     assert manifest["weights"] == family.defaults()
     scale = family.heuristic(vector).scale()
     assert manifest["search_floor"]["scale"] == scale
     assert manifest["search_floor"]["tau"] == max(scale * 1e-6, 1e-12)
+
+
+def test_the_tables_line_counts_what_the_directory_holds():
+    out = Path("out")
+    assert tables_written([out / "table0.npy", out / "manifest.json"], "w.yaml") == (
+        "wrote out: manifest.json and 1 line table (table0.npy) of w.yaml")
+    assert tables_written([out / "manifest.json"], "w.yaml") == (
+        "wrote out: manifest.json (no line tables) of w.yaml")
 
 
 PROBE_FAMILY = '''

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from engine.solver import GameResult
-from engine.stats import mean_ci, summarize
+from engine.stats import duration, interval, interval_cell, mean_ci, plus_minus, summarize
 
 
 def game(score: int, max_tile: int, moves: int = 10, seconds: float = 1.0) -> GameResult:
@@ -78,3 +78,20 @@ def test_mean_ci():
 def test_an_empty_batch_is_an_error():
     with pytest.raises(ValueError):
         summarize([])
+
+
+def test_plus_minus_only_where_an_interval_exists():
+    assert plus_minus(3_528.4, 200) == "+/- 3,528"
+    assert plus_minus(0.0132) == "+/- 0.0132"
+    assert plus_minus(0.0, 1) == plus_minus(math.inf) == "(one game: no interval)"
+    assert plus_minus(0.0, 40) == "(no spread in 40 games: no interval)"
+    assert plus_minus(0.0) == "(no spread: no interval)"
+    assert interval(1_115.6, 1000) == "+/- 1,116 (95% CI)"
+    assert interval(0.0, 5) == "(no spread in 5 games: no interval)"
+    assert [interval_cell(h) for h in (4_332.1, 0.0, math.inf)] == ["4,332", "-", "-"]
+
+
+def test_durations_read_as_people_say_them():
+    assert [duration(s) for s in (0.004, 0.35, 4.23, 59.4)] == [
+        "0.004 s", "0.35 s", "4.2 s", "59 s"]
+    assert [duration(s) for s in (59.6, 3725.2, 35_776.0)] == ["0:01:00", "1:02:05", "9:56:16"]

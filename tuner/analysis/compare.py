@@ -15,7 +15,7 @@ from pathlib import Path
 
 from engine.defaults import MILESTONES
 from engine.depth import to_yaml
-from engine.stats import Z95, mean_ci, readable, summarize
+from engine.stats import Z95, interval_cell, mean_ci, plus_minus, readable, summarize
 
 MIN_GAMES = 30
 
@@ -78,14 +78,15 @@ def format_report(report: dict) -> str:
         reach = " ".join(f"{p['reach'][str(t)]:>6.1%}" for t in MILESTONES)
         lines.append(
             f"{p['name']:<28} {p['depth']!s:>{depth_width}} {p['games']:>6,} "
-            f"{p['mean']:>9,.0f} {p['ci95']:>9,.0f} {p['median']:>9,.0f} {reach} "
+            f"{p['mean']:>9,.0f} {interval_cell(p['ci95']):>9} {p['median']:>9,.0f} {reach} "
             f"{p['mean_moves']:>7,.0f}"
         )
+    games = report["players"][0]["games"]  # every player plays the same seeds
     lines += ["", "paired differences (same seeds): a - b +/- 95% CI, paired t-test p-value"]
     for pair in report["pairs"]:
         lines.append(
             f"{pair['a']} - {pair['b']}: {pair['mean_difference']:+,.0f} "
-            f"+/- {pair['ci95']:,.0f}   {p_value(pair['p_value'])}"
+            f"{plus_minus(pair['ci95'], games)}   {p_value(pair['p_value'])}"
         )
     return "\n".join(lines)
 

@@ -22,7 +22,7 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from engine.stats import Z95, counted, readable
+from engine.stats import Z95, counted, interval, readable
 from tuner.config import AUTO, RunConfig
 from tuner.config.limits import MAX_GAMES
 from tuner.errors import ConfigError
@@ -128,7 +128,7 @@ def format_noise(config: RunConfig, measured: Measured, target: float) -> str:
         (f"initial point of {config.source}: {get_family(config.family).name} at depth "
          f"{config.search.depth}"),
         (f"fitness ({config.evaluation.fitness}) over {fit.games:,} games: "
-         f"{readable(fit.value)} +/- {readable(Z95 * fit.stderr)} (95% confidence interval)"),
+         f"{readable(fit.value)} {interval(Z95 * fit.stderr, fit.games)}"),
         (f"per-game spread: sd {readable(per_game_sd)} = {per_game_sd / abs(fit.value):.2f} x "
          "mean"),
     ]

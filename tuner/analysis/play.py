@@ -13,7 +13,7 @@ from engine.defaults import MILESTONES
 from engine.depth import to_yaml
 from engine.families import get_family
 from engine.rules import Move
-from engine.stats import counted, interval
+from engine.stats import counted, duration, interval
 
 if TYPE_CHECKING:
     from engine.solver import PlayerSpec
@@ -83,7 +83,7 @@ def format_summary(spec: PlayerSpec, summary: Summary, wall: float) -> str:
         f"games         {summary.games:,}",
         f"mean score    {summary.mean:,.0f} {interval(summary.ci95, summary.games)}",
         f"median score  {summary.median:,.0f}",
-        f"moves/second  {summary.moves_per_second:,.0f} per process, {wall:.1f} s wall",
+        f"moves/second  {summary.moves_per_second:,.0f} per process, {duration(wall)} wall",
         "reached       "
         + "   ".join(f"{t}: {summary.reach[t]:.1%}" for t in MILESTONES),
         "max tile      "

@@ -3,11 +3,11 @@
 Every ``+/-`` is the half-width of a 95% confidence interval (``engine.stats``), as the report
 says; the files it reads keep standard errors.
 
-The plot (``convergence.png``) has three panels: best and median fitness per generation, the best
-with its 95% confidence interval and the validated winner marked; sigma per generation below it;
-and fitness against the training games played, with the best guesses validated during the run
-(``validation.every``). It needs matplotlib, an optional extra: ``pip install 'tune2048[plot]'``.
-Without it the table is still printed.
+The plot (``convergence.png``, ``convergence_figure``) shows fitness by generation with the
+reference a gain is judged against, when the run validated one (``validation.reference``), and
+the step size below; the games of each generation too, where adaptive games make them vary. It
+needs matplotlib, an optional extra: ``pip install 'tune2048[plot]'``. Without it the table is
+still printed.
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING
 
 from engine.atomic import atomic_write
 from engine.echo import echo, shorten
-from engine.stats import Z95, clock, counted, readable
+from engine.stats import Z95, clock, counted, interval_cell, plus_minus, readable
 from engine.weights_file import WeightsFile, read_weights
 from tuner.config import RunConfig, parse_config
+from tuner.config.sections import reference_label
 from tuner.errors import CheckpointError, ConfigError
 from tuner.games import throughput
 from tuner.store import checkpoint as ckpt
@@ -40,7 +41,8 @@ VALIDATION_COLUMNS = ("candidate", "generation", "fitness", "fitness_stderr", "m
 CLUSTER_COLUMNS = ("generation", "cpus", "seconds", "game_seconds", "share")
 COUNT_COLUMNS = ("generation", "evaluations", "games", "cpus")
 TEXT_COLUMNS = ("candidate",)
-CI_NOTE = "+/- is the half-width of a 95% confidence interval"
+CI_NOTE = ("+/- is the half-width of a 95% confidence interval; - where there is none: one game, "
+           "or games that all came out the same")
 
 
 def read_rows(path: Path, columns: tuple[str, ...], required: bool) -> list[dict[str, float | str]]:
@@ -157,8 +159,8 @@ def format_report(config: dict, history: list[dict], validation: list[dict], bes
         f"{config['search']['depth']}, fitness {fitness})"),
         (f"generations   {int(last['generation']):,}: "
          f"{counted(int(last['evaluations']), 'candidate')}, {spent}"),
-        (f"best in a generation   {readable(top['best'])} +/- "
-         f"{readable(Z95 * top['best_stderr'])} (generation {int(top['generation']):,})"),
+        (f"best in a generation   {readable(top['best'])} "
+         f"{plus_minus(Z95 * top['best_stderr'])} (generation {int(top['generation']):,})"),
         f"final sigma   {readable(last['sigma'], 3)}",
         *([cluster_line(machines, history, idle_rate)] if machines else []),
         f"({CI_NOTE})",
@@ -171,7 +173,7 @@ def format_report(config: dict, history: list[dict], validation: list[dict], bes
         check = validated.get(row["games"])
         lines.append(
             f"{int(row['generation']):>5,} {int(row['games']):>10,} {readable(row['best']):>12} "
-            f"{readable(Z95 * row['best_stderr']):>9} {readable(row['median']):>12} "
+            f"{interval_cell(Z95 * row['best_stderr']):>9} {readable(row['median']):>12} "
             f"{readable(row['worst']):>12} {readable(row['sigma'], 3):>8}"
             + (f" {readable(check):>12}" if check is not None else "")
         )
@@ -183,8 +185,8 @@ def format_report(config: dict, history: list[dict], validation: list[dict], bes
         for row in validation:
             lines.append(
                 f"{row['candidate']:<20} {int(row['generation']):>4,} "
-                f"{readable(row['fitness']):>12} {readable(Z95 * row['fitness_stderr']):>9}"
-                + (f" {readable(row['mean_score']):>12} {readable(row['ci95']):>9}"
+                f"{readable(row['fitness']):>12} {interval_cell(Z95 * row['fitness_stderr']):>9}"
+                + (f" {readable(row['mean_score']):>12} {interval_cell(row['ci95']):>9}"
                    if show_score else "")
             )
     if best is None:
@@ -245,7 +247,7 @@ def fitness_label(evaluation: dict) -> str:
     return FITNESS_LABELS.get(name, name).format_map(defaultdict(lambda: "?", evaluation))
 
 
-BEST_LABEL = "best of a generation (band: 95% CI)"  # one legend entry for both panels
+BEST_LABEL = "best of a generation (band: 95% CI)"
 
 
 def plot_convergence(path: Path, history: list[dict], validation: list[dict],
@@ -258,65 +260,88 @@ def plot_convergence(path: Path, history: list[dict], validation: list[dict],
 
 
 def convergence_figure(history: list[dict], validation: list[dict], config: dict):
-    """The convergence plot as a matplotlib ``Figure``: fitness and sigma by generation, fitness
-    against training games; ticks as people read numbers (150,000, never 1.5e5 or an offset)."""
+    """The convergence plot as a matplotlib ``Figure``, panels sharing the generation axis:
+    fitness (the best with its 95% band, the median and the worst, the best guess validated
+    during the run, the validated winner, and the reference the gain is judged against: a
+    dashed line at ``validation.reference``'s validated fitness, when the run has one); sigma,
+    the step size; and the training games of each generation where they vary (adaptive games).
+    Ticks as people read numbers (150,000, never 1.5e5 or an offset)."""
     # an optional dependency (the plot extra), loaded where a plot is drawn
     from matplotlib.figure import Figure
     from matplotlib.ticker import FuncFormatter, MaxNLocator
 
     gens = [r["generation"] for r in history]
-    best = [r["best"] for r in history]
-    ci = [Z95 * r["best_stderr"] for r in history]
-    fig = Figure(figsize=(14, 6.5), layout="constrained")
-    grid = fig.add_gridspec(2, 2, height_ratios=(3, 1))
-    ax = fig.add_subplot(grid[0, 0])
-    sigma_ax = fig.add_subplot(grid[1, 0], sharex=ax)
-    games_ax = fig.add_subplot(grid[:, 1], sharey=ax)
+    spent = [b["games"] - a["games"] for a, b in zip([{"games": 0.0}, *history], history)]
+    varying = len(set(spent)) > 1  # adaptive games: a panel of their own
+    fig = Figure(figsize=(10, 8.5 if varying else 7), layout="constrained")
+    ax, sigma_ax, *games_ax = fig.subplots(3 if varying else 2, 1, sharex=True, height_ratios=(
+        (3, 1, 1) if varying else (3, 1)))
 
+    best = [r["best"] for r in history]
+    ci = [Z95 * r["best_stderr"] if math.isfinite(r["best_stderr"]) else 0.0 for r in history]
     ax.fill_between(gens, [b - c for b, c in zip(best, ci)], [b + c for b, c in zip(best, ci)],
                     alpha=0.2, color="tab:blue")
     ax.plot(gens, best, color="tab:blue", label=BEST_LABEL)
     ax.plot(gens, [r["median"] for r in history], color="tab:orange",
             label="median of a generation")
-    if validation:
-        winner = max(validation, key=lambda r: r["fitness"])
-        ax.errorbar([gens[-1]], [winner["fitness"]], yerr=[Z95 * winner["fitness_stderr"]],
-                    fmt="*", color="tab:red", markersize=12, capsize=4,
+    ax.plot(gens, [r["worst"] for r in history], ":", color="tab:gray",
+            label="worst of a generation")
+    checked = [(r["generation"], r["validated"]) for r in history
+               if isinstance(r.get("validated"), float) and math.isfinite(r["validated"])]
+    if checked:
+        ax.plot(*zip(*checked), "o-", color="tab:red", label="best guess, validated during the run")
+    reference, contenders = split_reference(validation, config)
+    title = "fitness by generation"
+    if contenders:
+        winner = max(contenders, key=lambda r: r["fitness"])
+        ax.errorbar([gens[-1]], [winner["fitness"]], yerr=[_half_width(winner)], fmt="*",
+                    color="tab:red", markersize=12, capsize=4,
                     label=f"validated winner ({winner['candidate']}), 95% CI")
-    for panel in (ax, games_ax):
-        panel.set_ylabel(fitness_label(config["evaluation"]))
-    ax.set_title("by generation")
-    ax.tick_params(labelbottom=False)
+    if reference is not None:
+        ax.axhline(reference["fitness"], linestyle="--", color="black",
+                   label=f"{reference['candidate']}, validated (the reference)")
+        half = _half_width(reference)
+        if half:
+            ax.axhspan(reference["fitness"] - half, reference["fitness"] + half, color="black",
+                       alpha=0.08)
+        if contenders:
+            gain = winner["fitness"] - reference["fitness"]
+            title += (f": the winner is {readable(abs(gain))} "
+                      f"{'above' if gain >= 0 else 'below'} {reference['candidate']}"
+                      if gain else f": the winner scores as {reference['candidate']}")
+    ax.set_title(title)
+    ax.set_ylabel(fitness_label(config["evaluation"]))
     sigma_ax.plot(gens, [r["sigma"] for r in history], color="tab:gray")
-    sigma_ax.set_xlabel("generation")
     sigma_ax.set_ylabel("sigma\n(share of each box)")
-    sigma_ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    plot_against_games(games_ax, history)
-
-    for axis in (ax.yaxis, games_ax.xaxis, sigma_ax.yaxis):
+    bottom = sigma_ax
+    if varying:
+        bottom = games_ax[0]
+        bottom.bar(gens, spent, color="tab:green", width=0.8)
+        bottom.set_ylabel("training games")
+        bottom.yaxis.set_major_formatter(FuncFormatter(_tick))
+    bottom.set_xlabel("generation")
+    bottom.xaxis.set_major_locator(MaxNLocator(integer=True))
+    for axis in (ax.yaxis, sigma_ax.yaxis):
         axis.set_major_formatter(FuncFormatter(_tick))
-    shown = {}  # one legend entry per series, below the panels where it hides no data
-    for panel in (ax, games_ax):
-        shown.update({label: handle for handle, label in zip(*panel.get_legend_handles_labels())})
-    fig.legend(shown.values(), shown.keys(), loc="outside lower center", ncol=len(shown))
+    handles, labels = ax.get_legend_handles_labels()  # below the panels, where it hides no data
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 3))
     fig.suptitle(f"{config['run']['name']}: {config['family']} family at depth "
                  f"{config['search']['depth']}, fitness {config['evaluation']['fitness']}")
     return fig
 
 
-def plot_against_games(ax, history: list[dict]) -> None:
-    """Fitness against the training games played: what a budget buys."""
-    spent = [r["games"] for r in history]
-    ax.plot(spent, [r["best"] for r in history], color="tab:blue", label=BEST_LABEL)
-    ax.plot(spent, [r["median"] for r in history], color="tab:orange",
-            label="median of a generation")
-    validated = numbers(history, "validated")
-    if validated:
-        ax.plot(*zip(*validated), "o-", color="tab:red",
-                label="best guess, validated during the run")
-    ax.set_xlabel("training games played")
-    ax.tick_params(labelleft=True)
-    ax.set_title("against training games played")
+def split_reference(validation: list[dict], config: dict) -> tuple[dict | None, list[dict]]:
+    """The reference's row of ``validation.csv`` (``validation.reference``), if the run has
+    one, and the candidates' rows, which alone can win."""
+    label = reference_label(config.get("validation", {}).get("reference"))
+    reference = next((r for r in validation if r["candidate"] == label), None)
+    return reference, [r for r in validation if r is not reference]
+
+
+def _half_width(row: dict) -> float:
+    """The 95% half-width of a validation row's fitness; 0 where there is no interval."""
+    half = Z95 * row["fitness_stderr"]
+    return half if math.isfinite(half) else 0.0
 
 
 def _tick(value: float, _position) -> str:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from engine.atomic import unused_path
 from engine.export import FORMATS, ExportError, check_output, check_tables_output
+from engine.stats import counted
 from engine.weights_file import read_weights
 from tuner.cli.options import command_with, trusted_families
 
@@ -52,14 +53,30 @@ def handle(args: argparse.Namespace) -> int:
     loaded = read_weights(args.weights, args.family_file, family_modules=args.family_module)
     finite.check_weights_from(args.weights, loaded.family, loaded.weights)
     if args.format == "tables":
-        write_tables(loaded, args.weights, args.output, args.overwrite)
+        written = write_tables(loaded, args.weights, args.output, args.overwrite)
+        print(tables_written(written, args.weights))
         return 0
     text = c_source(loaded, args.weights) if args.format == "c" else json_text(loaded, args.weights)
     if args.output is None:
-        sys.stdout.write(text)
+        sys.stdout.write(text)  # the export itself: nothing else goes to standard output
     else:
-        write_file(Path(args.output), text)
+        path = write_file(Path(args.output), text)
+        print(f"wrote {path}: {WHAT[args.format]} of {args.weights} "
+              f"({counted(len(loaded.weights), 'weight')})")
     return 0
+
+
+WHAT = {"c": "C constants", "json": "JSON"}  # what an export to a file holds, by format
+
+
+def tables_written(written: list[Path], source: str) -> str:
+    """The line that says what a tables export of ``source`` wrote: its directory, the manifest
+    and the tables (``write_tables`` returns them, the manifest last)."""
+    *tables, manifest = written
+    held = (f"and {counted(len(tables), 'line table')} ({tables[0].name}"
+            + (f" to {tables[-1].name})" if len(tables) > 1 else ")") if tables else
+            "(no line tables)")
+    return f"wrote {manifest.parent}: {manifest.name} {held} of {source}"
 
 
 def _elsewhere(args: argparse.Namespace) -> str:

@@ -29,6 +29,7 @@ import yaml
 
 from engine import yaml_text
 from engine.echo import shorten
+from engine.weights_file import read_weights
 from tuner.checker import Checker, describe
 from tuner.config.limits import (
     AUTO,
@@ -41,6 +42,7 @@ from tuner.config.limits import (
 from tuner.config.sections import (
     RESUMABLE_CHANGES,
     SECTIONS,
+    START,
     CMAESSection,
     EvaluationSection,
     RaySection,
@@ -219,6 +221,7 @@ def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".",
         strategy.cross_check(check, sections)
     if not check.problems:
         _check_population(check, params, sections, strategy)
+        _check_reference(check, family, sections["validation"])
     if check.problems:
         raise ConfigError("\n".join(check.problems))
     from engine.families.registry import canonical_spec  # here only to keep start-up fast
@@ -296,12 +299,30 @@ def _check_population(check: Checker, params: tuple[ParamSpec, ...], sections: d
 
 
 def _check_validation_at_once(check: Checker, validation) -> None:
-    held = (validation.top_k + 1) * validation.games
+    reference = validation.reference is not None
+    held = (validation.top_k + 1 + reference) * validation.games
     if held > MAX_GAMES_AT_ONCE:
         check.problem("validation", f"the final validation would hold {held:,} game results at "
-                                    f"once ((top_k {validation.top_k} + the mean) times games "
+                                    f"once ((top_k {validation.top_k} + the mean"
+                                    f"{' + the reference' if reference else ''}) times games "
                                     f"{validation.games:,}); at most {MAX_GAMES_AT_ONCE:,}: "
                                     "lower games or top_k")
+
+
+def _check_reference(check: Checker, family, validation) -> None:
+    """A baseline named as ``validation.reference`` holds weights of the run's family."""
+    if validation.reference in (None, START):
+        return
+    from engine.baselines import baseline_names, baseline_path
+
+    held = read_weights(baseline_path(validation.reference)).family
+    if held != family.name:
+        same = [name for name in baseline_names()
+                if read_weights(baseline_path(name)).family == family.name]
+        instead = ", ".join(same) + " or " if same else ""
+        check.problem("validation.reference",
+                      f"{validation.reference} holds {held} weights, not the run's family "
+                      f"({family.name}): name {instead}{START}")
 
 
 def changed_keys(old: dict, new: dict, prefix: str = "") -> list[str]:

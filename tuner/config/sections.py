@@ -305,6 +305,20 @@ class RaySection(Section):
         return SchedulePolicy(self.games_per_task, self.dispatch)
 
 
+START = "start"  # validation.reference: the config's initial point
+
+
+def _read_reference(check: Checker, mapping: dict, name: str, path: str) -> str | None:
+    """``validation.reference``: ``start`` or a shipped baseline's name (``engine.baselines``),
+    validated with the final candidates as the mark a run's gain is judged against; none by
+    default (it costs a candidate's validation games)."""
+    from engine.baselines import baseline_names  # reads a directory: only when given
+
+    if mapping.get(name) is None:
+        return None
+    return check.choice(mapping, name, path, (START, *baseline_names()))
+
+
 @dataclass(frozen=True)
 class ValidationSection(Section):
     NAME = "validation"
@@ -312,6 +326,17 @@ class ValidationSection(Section):
     games: int = key(integer(default=500, low=1, high=MAX_GAMES))
     top_k: int = key(integer(default=3, low=1, high=MAX_TOP_K))
     every: int = key(integer(default=0, low=0, high=MAX_GENERATIONS), omit=0)
+    reference: str | None = key(_read_reference, omit=None)
+
+    @property
+    def reference_label(self) -> str | None:
+        return reference_label(self.reference)
+
+
+def reference_label(reference: str | None) -> str | None:
+    """The ``candidate`` of the reference's row in ``validation.csv`` (``validation.reference``:
+    ``start``, or ``baseline NAME``); None without a reference."""
+    return None if reference is None else START if reference == START else f"baseline {reference}"
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from typing import IO
 
 from engine.depth import to_yaml
-from engine.stats import Z95, clock, counted, readable
+from engine.stats import Z95, clock, counted, interval, plus_minus, readable
 from engine.weights_file import WeightsFile
 from tuner.config import RunConfig
 from tuner.games.progress import GameBar
@@ -205,13 +205,13 @@ class GenerationLog(Observer):
                      f"{row['games_mean']:,.0f}, {row['games_saved']:,} saved)")
         validated = ""
         if "validated" in row:
-            validated = (f"  validated {readable(row['validated'])} +/- "
-                         f"{readable(Z95 * row['validated_stderr'])}")
+            validated = (f"  validated {readable(row['validated'])} "
+                         f"{plus_minus(Z95 * row['validated_stderr'], c.validation.games)}")
         log.info(
-            "%s  evals %s  best %s +/- %s (95%% CI)  median %s  worst %s  sigma %s%s%s  "
+            "%s  evals %s  best %s %s  median %s  worst %s  sigma %s%s%s  "
             "%s games/s  %s, %.0f%% on games  elapsed %s  ETA %s%s",
             generation_label(self.config, row["generation"]), f"{row['evaluations']:,}",
-            readable(row["best"]), readable(Z95 * row["best_stderr"]), readable(row["median"]),
+            readable(row["best"]), interval(Z95 * row["best_stderr"]), readable(row["median"]),
             readable(row["worst"]), readable(row["sigma"], 3), spent, validated,
             readable(rate, 3), counted(machines["cpus"], "CPU"), 100 * machines["share"],
             clock(state.seconds), eta, noise,
@@ -224,10 +224,10 @@ class GenerationLog(Observer):
                  counted(c.validation.games, "held-out game"))
         for r in rows:
             score = ("" if c.evaluation.fitness == "mean_score" else
-                     f"  mean score {readable(r.mean_score)} +/- {readable(r.ci95)}")
-            log.info("validation  %-18s gen %3d  %s %s +/- %s%s%s", r.label, r.generation,
+                     f"  mean score {readable(r.mean_score)} {plus_minus(r.ci95, r.fitness.games)}")
+            log.info("validation  %-18s gen %3d  %s %s %s%s%s", r.label, r.generation,
                      c.evaluation.fitness.replace("_", " "), readable(r.fitness.value),
-                     readable(Z95 * r.fitness.stderr), score,
+                     plus_minus(Z95 * r.fitness.stderr, r.fitness.games), score,
                      "  <- winner" if r is winner else "")
         for line in self.space.edge_warnings(winner.weights):
             log.warning("warning: %s", line)
@@ -253,8 +253,8 @@ def eta_seconds(config: RunConfig, state: RunState, record: GenerationRecord) ->
 
 def candidate_lines(record: GenerationRecord) -> list[str]:
     """One debug line per candidate: its fitness, games and weights."""
-    return [f"gen {record.generation} candidate {i}: fitness {readable(f.value)} +/- "
-            f"{readable(Z95 * f.stderr)} (95% CI) over {counted(f.games, 'game')}, weights {w}"
+    return [f"gen {record.generation} candidate {i}: fitness {readable(f.value)} "
+            f"{interval(Z95 * f.stderr, f.games)} over {counted(f.games, 'game')}, weights {w}"
             for i, (w, f) in enumerate(zip(record.weights, record.fits))]
 
 

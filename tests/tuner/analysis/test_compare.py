@@ -137,6 +137,20 @@ def test_the_report_says_what_its_intervals_are_and_reads_as_people_write_number
     assert "e-" not in text and "e+" not in text
 
 
+def test_a_player_compared_with_its_copy_has_no_interval_to_show():
+    """Paired differences that are all 0 (a file and its copy) have no spread: no "+/- 0"."""
+    from tuner.analysis.compare import format_report, paired_difference
+
+    player = {"name": "a", "depth": 1, "games": 30, "mean": 5_000.0, "ci95": 0.0,
+              "median": 5_000.0, "reach": {str(t): 0.0 for t in (2048, 4096, 8192, 16384, 32768)},
+              "mean_moves": 400.0}
+    pair = {"a": "a", "b": "b", **paired_difference([5_000.0] * 30, [5_000.0] * 30)}
+    lines = format_report({"players": [player, {**player, "name": "b"}], "pairs": [pair]})
+    lines = lines.splitlines()
+    assert lines[-1] == "a - b: +0 (no spread in 30 games: no interval)   p = 1"
+    assert lines[2].split()[:6] == ["a", "1", "30", "5,000", "-", "5,000"]
+
+
 def test_the_report_columns_line_up_under_a_depth_policy_longer_than_its_heading():
     from tuner.analysis.compare import format_report
 

@@ -146,7 +146,9 @@ def test_the_measurement_reads_as_people_write_numbers_with_a_95_percent_interva
 
     config = parse_config(yaml.safe_load((ROOT / "configs" / "quick.yaml").read_text()), "quick")
     text = format_noise(config, Measured(Fitness(33_820.0, 1_800.0, 200), (), 6), 0.02)
-    assert "over 200 games: 33,820 +/- 3,528 (95% confidence interval)" in text  # 1.96 x 1,800
+    assert "over 200 games: 33,820 +/- 3,528 (95% CI)" in text  # 1.96 x 1,800
+    alike = format_noise(config, Measured(Fitness(1.0, 0.0, 50), (), 6), 0.02)  # all reached
+    assert "over 50 games: 1 (no spread in 50 games: no interval)" in alike
     assert "sd 25,456 = 0.75 x mean" in text  # 1,800 x sqrt(200)
     assert "e+" not in text
     tiny = format_noise(config, Measured(Fitness(33_820.0, 1_800.0, 200), (), 6), 1e-300)

@@ -214,3 +214,10 @@ def test_the_summary_reads_as_people_write_numbers():
     one = format_summary(PlayerSpec("classic", {}, 1, 0.0001),
                          dataclasses.replace(summary, games=1, stdev=0.0, ci95=0.0), 0.1)
     assert "mean score    33,820 (one game: no interval)" in one  # not "+/- 0": none exists
+    alike = format_summary(PlayerSpec("classic", {}, 1, 0.0001),
+                           dataclasses.replace(summary, games=5, stdev=0.0, ci95=0.0), 0.1)
+    assert "mean score    33,820 (no spread in 5 games: no interval)" in alike
+    assert lines["moves/second"].endswith("per process, 12 s wall")  # a duration as people say it
+    assert "per process, 0.1 s wall" in one
+    assert "per process, 1:02:05 wall" in format_summary(
+        PlayerSpec("classic", {}, 1, 0.0001), summary, 3725.2)

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from engine import atomic
+from engine.stats import Z95
 from engine.weights_file import WeightsFile
 from tuner.analysis.report import (
     HISTORY_COLUMNS,
@@ -66,20 +67,72 @@ def test_the_plot_names_the_run_and_its_units_and_reads_numbers_as_people_write_
                for row in HISTORY]
     figure = convergence_figure(history, VALIDATION, CONFIG)
     assert figure.get_suptitle() == "r: classic family at depth 1, fitness mean_score"
-    fitness, sigma, games = figure.axes
-    assert fitness.get_ylabel() == games.get_ylabel() == "mean score (points)"
+    fitness, sigma = figure.axes  # the games of a generation do not vary: no panel for them
+    assert fitness.get_ylabel() == "mean score (points)"
     assert sigma.get_xlabel() == "generation" and sigma.get_ylabel().startswith("sigma")
-    assert games.get_xlabel() == "training games played"
     # ticks with thousands separators and neither an exponent nor an offset ("1e5") above them
     assert fitness.yaxis.get_major_formatter()(150_000.0, 0) == "150,000"
-    assert games.xaxis.get_major_formatter()(20_000.0, 0) == "20,000"
     figure.canvas.draw()
     assert fitness.yaxis.get_offset_text().get_text() == ""
     assert "," in fitness.get_yticklabels()[-1].get_text()
     # one legend, for the figure, below the panels: none over the data
-    assert [ax.get_legend() for ax in figure.axes] == [None] * 3 and len(figure.legends) == 1
+    assert [ax.get_legend() for ax in figure.axes] == [None] * 2 and len(figure.legends) == 1
     assert "validated winner (gen3-best), 95% CI" in [
         t.get_text() for t in figure.legends[0].get_texts()]
+
+
+def lines_by_label(axes) -> dict:
+    return {line.get_label(): line for line in axes.get_lines()}
+
+
+def test_the_fitness_panel_shows_the_spread_and_the_best_guesses_validated_by_generation():
+    fitness = convergence_figure(HISTORY, VALIDATION, CONFIG).axes[0]
+    lines = lines_by_label(fitness)
+    assert list(lines["worst of a generation"].get_ydata()) == [500.0] * 5
+    validated = lines["best guess, validated during the run"]
+    assert list(validated.get_xdata()) == [2.0, 4.0]  # by generation, as every other line
+    assert list(validated.get_ydata()) == [1010.0, 1070.0]
+    assert fitness.get_title() == "fitness by generation"  # no reference: no gain to state
+    assert not any("reference" in label for label in lines)
+
+
+START_ROW = {"candidate": "start", "generation": 0.0, "fitness": 1000.0, "fitness_stderr": 10.0}
+
+
+@pytest.mark.parametrize(("start", "title"), [
+    (1000.0, "fitness by generation: the winner is 180 above start"),
+    (1200.0, "fitness by generation: the winner is 20 below start"),
+])
+def test_the_reference_is_a_line_to_judge_the_gain_against_and_never_the_winner(start, title):
+    config = {**CONFIG, "validation": {"reference": "start"}}
+    figure = convergence_figure(HISTORY, [*VALIDATION, {**START_ROW, "fitness": start}], config)
+    fitness = figure.axes[0]
+    reference = lines_by_label(fitness)["start, validated (the reference)"]
+    assert list(reference.get_ydata()) == [start, start]  # across the whole panel
+    assert reference.get_linestyle() == "--"
+    [band] = [patch for patch in fitness.patches]  # its 95% interval
+    assert band.get_y() == pytest.approx(start - Z95 * 10.0)
+    assert band.get_height() == pytest.approx(2 * Z95 * 10.0)
+    winners = [t.get_text() for t in figure.legends[0].get_texts() if "winner" in t.get_text()]
+    assert winners == ["validated winner (gen3-best), 95% CI"]  # even below the reference
+    assert fitness.get_title() == title
+
+
+def test_a_baseline_reference_is_found_by_its_row():
+    config = {**CONFIG, "validation": {"reference": "classic-reference"}}
+    row = {**START_ROW, "candidate": "baseline classic-reference"}
+    lines = lines_by_label(convergence_figure(HISTORY, [*VALIDATION, row], config).axes[0])
+    assert "baseline classic-reference, validated (the reference)" in lines
+
+
+def test_the_games_of_each_generation_get_a_panel_where_they_vary():
+    history = [{**row, "games": 100.0 * row["generation"] - (30.0 if row["generation"] > 2
+                                                              else 0.0)}
+               for row in HISTORY]  # adaptive games: generation 3 played 70, the others 100
+    _fitness, sigma, games = convergence_figure(history, [], CONFIG).axes
+    assert [bar.get_height() for bar in games.patches] == [100.0, 100.0, 70.0, 100.0, 100.0]
+    assert games.get_ylabel() == "training games" and games.get_xlabel() == "generation"
+    assert sigma.get_xlabel() == ""
 
 
 @pytest.mark.parametrize(("evaluation", "label"), [
@@ -197,10 +250,29 @@ def test_the_summary_gives_95_percent_intervals_in_numbers_people_read():
                    "mean_score": 33_820.0, "ci95": 2_940.0}]
     text = format_report(CONFIG, history, validation, best, space)
     assert "e+" not in text and "1.5e" not in text
-    assert "(+/- is the half-width of a 95% confidence interval)" in text
+    assert "(+/- is the half-width of a 95% confidence interval; - where there is none" in text
     assert "best in a generation   35,070 +/- 2,940 (generation 5)" in text  # 1.96 x 1,500
     row = text.splitlines()[text.splitlines().index("validation (held-out seeds)") + 2]
     assert row.split() == ["gen3-best", "3", "33,820", "2,940"]
+
+
+def test_the_summary_shows_no_interval_for_one_game_or_no_spread():
+    """One game a candidate writes an infinite standard error; games that all came out the same
+    (a reach rate of 1) a zero one: neither is an interval, and the report says so."""
+    space, best = quick_space_and_best()
+    history = [{**row, "best_stderr": float("inf") if row["generation"] < 5 else 0.0}
+               for row in HISTORY]
+    validation = [{**VALIDATION[0], "fitness_stderr": float("inf"), "mean_score": 1180.0,
+                   "ci95": 0.0}]
+    text = format_report({**CONFIG, "evaluation": {"fitness": "reach_rate"}}, history,
+                         validation, best, space)
+    assert "inf" not in text and "+/- 0" not in text
+    assert "best in a generation   1,250 (no spread: no interval) (generation 5)" in text
+    assert "- where there is none: one game, or games that all came out the same" in text
+    rows = [line.split() for line in text.splitlines() if line.split()[:1] in (["1"], ["5"])]
+    assert [row[3] for row in rows] == ["-", "-"]  # the +/- column
+    row = text.splitlines()[text.splitlines().index("validation (held-out seeds)") + 2]
+    assert row.split() == ["gen3-best", "3", "1,180", "-", "1,180", "-"]
 
 
 def test_a_run_that_keeps_only_its_history_is_summarised_without_weights():

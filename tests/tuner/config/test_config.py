@@ -72,7 +72,7 @@ def test_each_section_lists_its_keys_once_and_resolved_derives_from_them():
         written = list(resolved[section.NAME])
         assert written == [k for k in keys if k in written], section.NAME  # in field order
         # left out at their defaults, which run directories written before them lack
-        assert set(keys) - set(written) <= {"every", "dispatch"}, section.NAME
+        assert set(keys) - set(written) <= {"every", "dispatch", "reference"}, section.NAME
 
 
 def test_a_resume_may_change_only_stop_conditions_and_ray_settings():
@@ -80,6 +80,30 @@ def test_a_resume_may_change_only_stop_conditions_and_ray_settings():
         "cmaes.max_generations", "cmaes.max_games", "ray.address", "ray.workers",
         "ray.games_per_task", "ray.dispatch", "ray.max_retries", "ray.no_worker_timeout", "ray.connect_timeout",
     )
+
+
+@pytest.mark.parametrize("reference", ["start", "classic-reference"])
+def test_validation_reference_is_written_only_when_set(reference):
+    document = yaml.safe_load(QUICK.read_text())  # a classic run
+    assert "reference" not in load_config(QUICK).resolved()["validation"]
+    document["validation"]["reference"] = reference
+    config = parse_config(document, "test.yaml")
+    assert config.resolved()["validation"]["reference"] == reference
+    assert config.validation.reference_label == (
+        "start" if reference == "start" else "baseline classic-reference")
+
+
+@pytest.mark.parametrize(("reference", "message"), [
+    ("seed000-snake", ("test.yaml: validation.reference: seed000-snake holds snake weights, "
+                       "not the run's family (classic): name classic-reference or start")),
+    ("begin", "test.yaml: validation.reference: expected one of start, classic-reference, "),
+])
+def test_a_reference_the_run_cannot_play_is_refused(reference, message):
+    document = yaml.safe_load(QUICK.read_text())
+    document["validation"]["reference"] = reference
+    with pytest.raises(ConfigError) as refused:
+        parse_config(document, "test.yaml")
+    assert str(refused.value).startswith(message)
 
 
 def test_validation_every_is_written_only_when_set():

@@ -176,6 +176,37 @@ def test_generation_lines_give_a_95_percent_interval_in_readable_numbers(tmp_pat
     assert len(validation) == 4 and all("mean score" in line for line in validation[1:])
 
 
+def test_one_game_a_candidate_shows_no_interval(tmp_path, logged):
+    """One game a candidate has no spread to estimate an interval from (its standard error is
+    infinite): the lines say so instead of "+/- inf"."""
+    config = config_dict(tmp_path, games=1)
+    config["validation"]["games"] = 1
+    TuningRun.start(parse_config(config, "test"), tmp_path / "t", progress=False).run(Synthetic())
+    lines = [line for line in logged if line.startswith(("gen ", "validation  "))]
+    assert len(lines) == 5 and "inf" not in "".join(lines) and "+/-" not in "".join(lines)
+    assert all(re.search(r"best [\d,]+ \(one game: no interval\)  median", line)
+               for line in lines[:2])
+    assert all(re.search(r"mean score [\d,]+ \(one game: no interval\)", line)
+               for line in lines[2:])
+
+
+def test_the_reference_is_validated_beside_the_candidates_and_never_wins(tmp_path, logged):
+    config = config_dict(tmp_path)
+    config["params"]["merges_weight"]["init"] = 899  # Synthetic's best score: the start wins all
+    config["validation"]["reference"] = "start"
+    run = TuningRun.start(parse_config(config, "test"), tmp_path / "t", progress=False)
+    run.run(Synthetic())
+    rows = (tmp_path / "t" / ckpt.VALIDATION_FILE).read_text().splitlines()
+    assert [row.split(",")[0] for row in rows[1:]] == [
+        "elite 1", "elite 2", "distribution mean", "start"]
+    assert rows[-1].split(",")[1] == "0"  # the start is no generation's
+    assert float(rows[-1].split(",")[2]) > max(float(row.split(",")[2]) for row in rows[1:-1])
+    [start] = [line for line in logged if line.startswith("validation  start")]
+    assert "winner" not in start
+    best = (tmp_path / "t" / ckpt.BEST_FILE).read_text()
+    assert "candidate: elite" in best or "candidate: distribution mean" in best
+
+
 def start_and_stop(tmp_path: Path, logged: list[str], **cmaes) -> TuningRun:
     """A run stopped after one generation, resumed with ``cmaes`` changed; the resumed run."""
     first = parse_config(config_dict(tmp_path, max_generations=1), "test")
