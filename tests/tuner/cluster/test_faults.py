@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import fcntl
 import os
 import random
 import shutil
@@ -40,7 +41,7 @@ CONFIG = {
         "empty_weight": {"init": 270, "low": 10, "high": 10000, "scale": "log"},
     },
     "search": {"depth": 2, "cutoff": 0.001},
-    "evaluation": {"games": 8},
+    "evaluation": {"games": 4},
     "cmaes": {"sigma0": 0.2, "popsize": 4, "max_generations": 4},
     "ray": {"games_per_task": 1, "max_retries": 3, "no_worker_timeout": 4},
     "validation": {"games": 4, "top_k": 1},
@@ -48,13 +49,30 @@ CONFIG = {
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
 
 
+def played_once(tmp_path_factory, name: str, document: dict) -> Path:
+    """The run of ``document``, played in process once for the whole session: the first test
+    process (of pytest-xdist's) to need it plays it, under a lock, and the others read it."""
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the folder every test process's own folder is in
+    run_dir = shared / f"{name}-played-once" / "faults"
+    lock = os.open(shared / f"{name}.lock", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (run_dir.parent / "done").exists():
+            shutil.rmtree(run_dir.parent, ignore_errors=True)  # a process that died playing it
+            config = parse_config(document, name)
+            TuningRun.start(config, run_dir, progress=False).run(SerialEvaluator(1))
+            (run_dir.parent / "done").touch()
+    finally:
+        os.close(lock)
+    return run_dir
+
+
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory) -> Path:
     """The undisturbed run, played in process: what every disturbed run must reproduce."""
-    run_dir = tmp_path_factory.mktemp("reference") / "faults"
-    config = parse_config(CONFIG, "reference")
-    TuningRun.start(config, run_dir, progress=False).run(SerialEvaluator(1))
-    return run_dir
+    return played_once(tmp_path_factory, "reference", CONFIG)
 
 
 # Adaptive games that, with this config, race in some generations and not in others.
@@ -64,10 +82,7 @@ ADAPTIVE_GAMES = {"min": 4, "max": 12, "batch": 4, "confidence": 0.5, "tolerance
 @pytest.fixture(scope="module")
 def adaptive_reference(tmp_path_factory) -> Path:
     """The undisturbed run with adaptive games, played in process."""
-    run_dir = tmp_path_factory.mktemp("adaptive-reference") / "faults"
-    config = parse_config(config_document(ADAPTIVE_GAMES), "reference")
-    TuningRun.start(config, run_dir, progress=False).run(SerialEvaluator(1))
-    return run_dir
+    return played_once(tmp_path_factory, "adaptive-reference", config_document(ADAPTIVE_GAMES))
 
 
 def config_document(games: int | dict | None = None, **ray_options) -> dict:
@@ -170,13 +185,27 @@ def assert_consistent_files(run_dir: Path) -> None:
 
 # ---- a multi-node cluster on this machine ----------------------------------------------------
 
-@pytest.fixture
-def cluster():
+@pytest.fixture(scope="module")
+def one_cluster():
+    """A head without CPUs, started once for the module's tests (a start costs seconds), and
+    the one-CPU nodes the tests begin with."""
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
-    nodes = [cluster.add_node(num_cpus=1) for _ in range(2)]
-    cluster.wait_for_nodes()
-    yield cluster, nodes
+    yield cluster, []
     cluster.shutdown()
+
+
+@pytest.fixture
+def cluster(one_cluster):
+    """The module's cluster as every test begins with it: two nodes of one CPU beside the head.
+    Nodes a test added go, and nodes it removed are replaced."""
+    cluster, nodes = one_cluster
+    nodes[:] = [node for node in nodes if node in cluster.worker_nodes]
+    for node in list(cluster.worker_nodes):
+        if node not in nodes:
+            cluster.remove_node(node)
+    nodes += [cluster.add_node(num_cpus=1) for _ in range(2 - len(nodes))]
+    cluster.wait_for_nodes()
+    return cluster, list(nodes)
 
 
 def test_killed_worker_is_retried_and_the_run_is_unchanged(cluster, tmp_path, reference):
@@ -429,7 +458,7 @@ def test_sigkilled_driver_resumes_to_the_same_run(tmp_path, reference, moment):
 
 
 def test_adaptive_games_resume_exactly_on_another_number_of_workers(tmp_path, adaptive_reference):
-    """Killed at some moment of generation 2 on two workers, resumed on one: the run equals the
+    """Killed at some moment of generation 2 on one worker, resumed on two: the run equals the
     one played in process, round for round."""
     spent = [(int(row["games_min"]), int(row["games_max"])) for row in csv.DictReader(
         (adaptive_reference / "history.csv").read_text().splitlines())]
@@ -437,13 +466,13 @@ def test_adaptive_games_resume_exactly_on_another_number_of_workers(tmp_path, ad
     assert any(least == most == ADAPTIVE_GAMES["min"] for least, most in spent)  # one did not
     config = write_config(tmp_path, ADAPTIVE_GAMES)
     run_dir = tmp_path / "runs" / "faults"
-    proc = start_tune(tmp_path, "--config", str(config), "--workers", "2", "--quiet")
+    proc = start_tune(tmp_path, "--config", str(config), "--workers", "1", "--quiet")
     wait_for(lambda: generations_done(run_dir) >= 1, what="generation 1")
     time.sleep(random.Random("adaptive").uniform(0.1, 1.5))
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=60)
     assert_consistent_files(run_dir)
-    resumed = start_tune(tmp_path, "--resume", "runs/faults", "--workers", "1", "--quiet")
+    resumed = start_tune(tmp_path, "--resume", "runs/faults", "--workers", "2", "--quiet")
     _out, err = resumed.communicate(timeout=600)
     assert resumed.returncode == 0, err
     assert_same_run(run_dir, adaptive_reference)
@@ -463,8 +492,9 @@ def test_ctrl_c_and_sigterm_checkpoint_and_exit_cleanly(tmp_path, reference, sig
     assert_consistent_files(run_dir)
     assert not [p for p in run_dir.iterdir() if is_temp_file(p)]
     assert ckpt.load_state(run_dir).generation >= 1
-    resume_to_the_end(tmp_path)
-    assert_same_run(run_dir, reference)
+    if sig == signal.SIGINT:  # the same checkpoint either way: one resume shows it exact
+        resume_to_the_end(tmp_path)
+        assert_same_run(run_dir, reference)
 
 
 SIGNAL_BETWEEN_HISTORY_AND_CHECKPOINT = """
@@ -486,7 +516,7 @@ def test_a_signal_while_a_generation_is_written_waits_for_its_checkpoint(tmp_pat
     config = write_config(tmp_path)
     run_dir = tmp_path / "runs" / "faults"
     driver = SIGNAL_BETWEEN_HISTORY_AND_CHECKPOINT.replace("{name}", sig.name)
-    proc = start_tune(tmp_path, "--config", str(config), "--workers", "1", "--quiet",
+    proc = start_tune(tmp_path, "--config", str(config), "--workers", "2", "--quiet",
                       driver=driver)
     _out, err = proc.communicate(timeout=300)
     assert proc.returncode == 130, err
@@ -507,7 +537,6 @@ def test_a_signal_while_a_generation_is_written_waits_for_its_checkpoint(tmp_pat
 # stopped.
 START_UP = [
     pytest.param(signal.SIGINT, 0.0, 1, id="ctrl-c-at-once"),
-    pytest.param(signal.SIGINT, 1.0, 1, id="ctrl-c-1s"),
     pytest.param(signal.SIGINT, 3.0, 1, id="ctrl-c-3s"),
     pytest.param(signal.SIGINT, 1.0, 2, id="ctrl-c-twice-1s"),
     pytest.param(signal.SIGTERM, 1.0, 1, id="sigterm-1s"),
