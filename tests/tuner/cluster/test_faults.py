@@ -223,12 +223,11 @@ def test_killed_worker_is_retried_and_the_run_is_unchanged(cluster, tmp_path, re
     assert "(raylet)" not in out + err  # Ray's own messages: in run.log only
 
 
-# fixed games: test_a_killed_node_is_one_line_and_the_run_resumes_elsewhere_unchanged
-@pytest.mark.parametrize("games", ["adaptive"])
-def test_removed_node_is_survived_and_the_run_is_unchanged(cluster, tmp_path, games, request):
+def test_removed_node_is_survived_and_the_run_is_unchanged(cluster, tmp_path, adaptive_reference):
+    """Racing games; with a fixed number of games, a node killed mid-run is
+    test_a_killed_node_is_one_line_and_the_run_resumes_elsewhere_unchanged."""
     cluster, nodes = cluster
-    reference = request.getfixturevalue("reference" if games == "fixed" else "adaptive_reference")
-    config = write_config(tmp_path, ADAPTIVE_GAMES if games == "adaptive" else None)
+    config = write_config(tmp_path, ADAPTIVE_GAMES)
     proc = start_tune(tmp_path, "--config", str(config), "--address", cluster.address, "--quiet")
     run_dir = tmp_path / "runs" / "faults"
     wait_for(lambda: generations_done(run_dir) >= 1 and busy_worker_pids(), what="generation 2")
@@ -238,7 +237,7 @@ def test_removed_node_is_survived_and_the_run_is_unchanged(cluster, tmp_path, ga
     assert proc.returncode == 0, err
     assert len([line for line in err.splitlines() if " left: -1 CPU, 1 CPU now" in line]) == 1
     print(f"run finished {time.monotonic() - started:.1f} s after a node was removed")
-    assert_same_run(run_dir, reference)
+    assert_same_run(run_dir, adaptive_reference)
 
 
 # ---- a two-node cluster started with `ray start`, as docs/cluster.md says -------------------------
