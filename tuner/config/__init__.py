@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from engine import yaml_text
+from engine.baselines import baseline_names, baseline_path
 from engine.echo import shorten
 from engine.weights_file import read_weights
 from tuner.checker import Checker, describe
@@ -313,8 +314,6 @@ def _check_reference(check: Checker, family, validation) -> None:
     """A baseline named as ``validation.reference`` holds weights of the run's family."""
     if validation.reference in (None, START):
         return
-    from engine.baselines import baseline_names, baseline_path
-
     held = read_weights(baseline_path(validation.reference)).family
     if held != family.name:
         same = [name for name in baseline_names()
