@@ -120,8 +120,9 @@ def most_games(config: RunConfig, cpus: int) -> GameCount:
         generations = min(generations or by_games, by_games)
     validation = config.validation
     every = generations // validation.every if validation.every else 0
+    final = validation.top_k + 1 + (validation.reference is not None)  # and the mean, the reference
     return GameCount(generations, candidates, most, per_generation, training,
-                     (validation.top_k + 1 + every) * validation.games, config.cmaes.restarts)
+                     (final + every) * validation.games, config.cmaes.restarts)
 
 
 def price(config: RunConfig, cpus: int, game_time: GameTime) -> Price:

@@ -220,8 +220,8 @@ class GenerationLog(Observer):
     def validation_ended(self, rows: list[ValidationRow], winner: ValidationRow,
                          state: RunState) -> None:
         c = self.config
-        log.info("validation on %s each (+/-: 95%% confidence interval)",
-                 counted(c.validation.games, "held-out game"))
+        log.info("validation on %s each%s", counted(c.validation.games, "held-out game"),
+                 " (+/-: 95% confidence interval)" if c.validation.games > 1 else "")
         for r in rows:
             score = ("" if c.evaluation.fitness == "mean_score" else
                      f"  mean score {readable(r.mean_score)} {plus_minus(r.ci95, r.fitness.games)}")

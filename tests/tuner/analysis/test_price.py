@@ -52,6 +52,8 @@ def test_the_most_games_and_their_price_are_counted_exactly(tmp_path):
     assert result.cpu_seconds == 90.0
     assert result.wall_seconds(2) == price.START_SECONDS + 45.0
     assert result.training_share == pytest.approx(2 / 3)
+    with_start = config_of(tiny(tmp_path, validation={"reference": "start"}))
+    assert price.most_games(with_start, cpus=2).validation == (2 + 1 + 1) * 10  # and the start
 
 
 def test_a_race_under_max_games_counts_every_candidate_at_max_and_one_generation_more(tmp_path):

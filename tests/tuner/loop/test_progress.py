@@ -182,7 +182,9 @@ def test_one_game_a_candidate_shows_no_interval(tmp_path, logged):
     config = config_dict(tmp_path, games=1)
     config["validation"]["games"] = 1
     TuningRun.start(parse_config(config, "test"), tmp_path / "t", progress=False).run(Synthetic())
-    lines = [line for line in logged if line.startswith(("gen ", "validation  "))]
+    lines = [line for line in logged if line.startswith(("gen ", "validation"))]
+    assert lines[2] == "validation on 1 held-out game each"
+    del lines[2]
     assert len(lines) == 5 and "inf" not in "".join(lines) and "+/-" not in "".join(lines)
     assert all(re.search(r"best [\d,]+ \(one game: no interval\)  median", line)
                for line in lines[:2])
