@@ -15,6 +15,7 @@ import argparse
 import contextlib
 import logging
 import sys
+import threading
 
 from engine.atomic import check_target
 from engine.errors import BadInput, Failure
@@ -24,6 +25,9 @@ from tuner.errors import EvaluationError
 from tuner.store import checkpoint as ckpt
 
 log = logging.getLogger("tuner")
+# Loading the engine's compiled code takes about a second; longer, numba is compiling it (tens of
+# seconds, the first time after an install or an engine change): the run says so, not silence.
+COMPILING_AFTER_SECONDS = 3.0
 
 
 def show_progress(args: argparse.Namespace) -> bool:
@@ -134,10 +138,24 @@ def _idle_rate(run) -> float | None:
 
     start = run.strategy.mean if run.strategy is not None else run.space.initial()
     try:
-        return calibrate(run.config.player(run.space.weights(start)))
+        with _said_if_slow(COMPILING_AFTER_SECONDS, "compiling the engine for this heuristic: "
+                           "tens of seconds the first time, then loaded from numba's cache"):
+            return calibrate(run.config.player(run.space.weights(start)))
     except Exception:
         log.debug("the one-core calibration failed", exc_info=True)
         return None
+
+
+@contextlib.contextmanager
+def _said_if_slow(seconds: float, line: str):
+    """Log ``line`` if the block is still running after ``seconds``."""
+    timer = threading.Timer(seconds, log.info, args=("%s", line))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
 
 
 def _failed(run, error: Exception | str) -> tuple[str, str]:

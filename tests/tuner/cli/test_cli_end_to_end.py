@@ -219,3 +219,31 @@ def test_a_run_at_a_depth_policy_records_it_in_its_config_and_its_weights(tmp_pa
                   cwd=tmp_path)
     assert played.returncode == 0, played.stderr
     assert '"depth": "nodes:400"' in played.stdout
+
+
+@pytest.mark.parametrize("slow", [True, False])
+def test_a_long_engine_build_is_said_before_ray_starts(tmp_path, capsys, monkeypatch, slow):
+    """Numba compiling the engine (half a minute after an install) was silence before the first
+    line about Ray; loading it from the cache (a second) says nothing."""
+    import time
+
+    import tuner.cluster.ray_evaluator
+    import tuner.games.throughput
+    from tuner.cli import job
+    from tuner.errors import EvaluationError
+
+    def build(spec, seconds=0.0):
+        time.sleep(0.3)
+        return 1.0
+
+    def no_cluster(*args, **kwargs):
+        raise EvaluationError("no cluster in this test")
+
+    monkeypatch.setattr(tuner.games.throughput, "calibrate", build)
+    monkeypatch.setattr(tuner.cluster.ray_evaluator, "RayEvaluator", no_cluster)
+    monkeypatch.setattr(job, "COMPILING_AFTER_SECONDS", 0.05 if slow else 60.0)
+    assert main(["--config", str(small_config(tmp_path)), "--workers", "2"]) == 1
+    err = capsys.readouterr().err
+    said = "compiling the engine for this heuristic: tens of seconds the first time"
+    assert (said in err) == slow
+    assert err.index("no cluster in this test") > (err.index(said) if slow else 0)
