@@ -98,7 +98,7 @@ def measure(config: RunConfig, games: int, generation_games: int) -> Measured:
     from tuner.loop.run import new_strategy, popsize_for
 
     space = SearchSpace(config.params)
-    with evaluator_for(config.ray, [config.family]) as evaluator:
+    with evaluator_for(config.ray, [config.family], start_ray=False) as evaluator:
         if config.cmaes.popsize == AUTO:
             cpus = evaluator.workers
             config = config.with_popsize(popsize_for(config, cpus), cpus)

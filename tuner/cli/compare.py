@@ -118,7 +118,8 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def play(jobs: list, loaded: list, args: argparse.Namespace, on_results=None) -> list:
-    """Every job's games on Ray (none started for no job), with a progress bar on a terminal."""
+    """Every job's games (on Ray, unless one local worker plays them here; none started for no
+    job), with a progress bar on a terminal."""
     if not jobs:
         return []
     # games to play: only now the evaluator (Ray) and the bar, to keep start-up fast
@@ -126,7 +127,7 @@ def play(jobs: list, loaded: list, args: argparse.Namespace, on_results=None) ->
 
     from tuner.cluster.ray_evaluator import evaluator_for
 
-    with evaluator_for(args.ray, [w.family for w in loaded]) as evaluator, \
+    with evaluator_for(args.ray, [w.family for w in loaded], start_ray=False) as evaluator, \
             tqdm(total=sum(len(job.seeds) for job in jobs), unit="game", file=sys.stderr,
                  disable=None, leave=False) as bar:
         return evaluator.play(jobs, bar.update, on_results)

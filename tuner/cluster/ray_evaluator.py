@@ -65,8 +65,9 @@ def evaluator_for(ray: RaySection, families: Sequence[str],
     the cluster at ``address``), shipping the code of ``families`` (specs) to its workers.
 
     With ``start_ray`` False, one local worker and no cluster mean this process alone (``tune
-    play``'s default: a few games, where starting Ray costs more than it gives). The tuning job
-    always runs on Ray, which retries the units of a worker that dies."""
+    play``'s default, and ``--workers 1`` of ``tune compare`` and ``tune noise``: starting Ray
+    takes seconds and gives one worker nothing). The tuning job always runs on Ray, which retries
+    the units of a worker that dies."""
     if not start_ray and ray.address is None and ray.workers == 1:
         return SerialEvaluator(ray.schedule)
     return RayEvaluator(ray.address, ray.workers, ray.schedule, ray.max_retries,

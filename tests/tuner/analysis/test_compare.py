@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_tune
 
 from engine import Solver, read_weights
 from tuner.analysis.compare import labels_for, paired_difference
@@ -57,13 +58,11 @@ def test_compare_plays_every_file_on_the_same_seeds():
     assert 0.0 <= pair["p_value"] <= 1.0
 
 
-def test_compare_at_a_depth_policy_records_it():
+def test_compare_at_a_depth_policy_records_it(tmp_path, no_ray):
+    """On one local worker, in this process: Ray (the stand-in that exits) is never started."""
     files = [WEIGHTS / "classic-reference.yaml", WEIGHTS / "seed002-snake.yaml"]
-    done = subprocess.run(
-        [sys.executable, "-m", "tuner", "compare", *map(str, files), "--depth", "nodes:2000",
-         "--games", "30", "--workers", "1", "--json"],
-        capture_output=True, text=True, timeout=600, check=False,
-    )
+    done = run_tune(["compare", *map(str, files), "--depth", "nodes:2000", "--games", "30",
+                     "--workers", "1", "--json"], tmp_path, no_ray)
     assert done.returncode == 0, done.stderr
     classic, snake = json.loads(done.stdout)["players"]
     assert classic["depth"] == snake["depth"] == "nodes:2000"

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from conftest import run_tune
 
 from tuner.analysis.noise import (
     Measured,
@@ -98,12 +99,11 @@ def test_the_generation_can_be_skipped_and_auto_popsize_is_resolved_for_the_cpus
     assert "first generation" not in skipped.stdout and "ranks" not in skipped.stdout
 
 
-def test_noise_measures_at_the_depth_asked(tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-m", "tuner", "noise", "--config", str(ROOT / "configs" / "quick.yaml"),
-         "--depth", "nodes:500", "--games", "8", "--generation-games", "0", "--workers", "1"],
-        capture_output=True, text=True, timeout=600, cwd=tmp_path, check=False,
-    )
+def test_noise_measures_at_the_depth_asked(tmp_path, no_ray):
+    """On one local worker, in this process: Ray (the stand-in that exits) is never started."""
+    done = run_tune(["noise", "--config", str(ROOT / "configs" / "quick.yaml"), "--depth",
+                     "nodes:500", "--games", "8", "--generation-games", "0", "--workers", "1"],
+                    tmp_path, no_ray)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("initial point of ")
     assert ": classic at depth nodes:500\n" in done.stdout
