@@ -75,7 +75,7 @@ CASES = {
 # Refusals that suggest no command: every other one does.
 SUGGESTS_NOTHING = {"run-overwrite-a-shipped-result", "stop-a-committed-campaign"}
 # Commands with no option that writes a file: each is run below on committed files all the same.
-WRITE_NOTHING = {"play", "noise", "families", "family"}
+WRITE_NOTHING = {"play", "noise", "families", "family", "status"}
 
 
 def git(root: Path, *args: str) -> str:
@@ -151,14 +151,16 @@ def test_the_command_a_refusal_suggests_works_and_changes_no_committed_file(clea
     assert git(clean, "status", "--porcelain", "--untracked-files=no") == ""
 
 
-@pytest.mark.parametrize("argv", [
-    ["families"],
-    ["noise", "--config", "runs/classic-d1/config.yaml", "--games", "2"],
+@pytest.mark.parametrize(("argv", "status"), [
+    (["families"], 0),
+    (["noise", "--config", "runs/classic-d1/config.yaml", "--games", "2"], EXIT_RAY_GUARD),
+    (["status", "runs/classic-d1"], 2),  # a finished run that kept no status file
 ])
-def test_a_command_that_writes_nothing_leaves_the_checkout_as_it_was(clean, no_ray, argv):
+def test_a_command_that_writes_nothing_leaves_the_checkout_as_it_was(clean, no_ray, argv,
+                                                                       status):
     before = state(clean)
     result = run_tune(argv, clean, no_ray)
-    assert result.returncode in (0, EXIT_RAY_GUARD), result.stderr
+    assert result.returncode == status, result.stderr
     assert state(clean) == before
 
 
