@@ -19,6 +19,24 @@ log = logging.getLogger(__name__)
 LEFTOVER_GRACE = 1.0  # seconds a Ray process gets to end by itself after shutdown, then SIGTERM
 
 
+def _stat(pid: int | str) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the process's name (which, in parentheses, may
+    hold spaces): state first, then parent pid, ..., start time at index 19; None where the
+    process does not exist or there is no /proc."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            return stat.read().rpartition(")")[2].split()
+    except OSError:
+        return None
+
+
+def start_time(pid: int) -> str | None:
+    """When process ``pid`` started, in clock ticks since boot (what tells it from a later
+    process given the same id); None where it does not exist or there is no /proc."""
+    fields = _stat(pid)
+    return fields[19] if fields is not None and len(fields) > 19 else None
+
+
 def _process_table() -> dict[int, tuple[int, str, str]]:
     """pid -> (parent pid, start time, state) of every process."""
     table = {}
@@ -27,14 +45,8 @@ def _process_table() -> dict[int, tuple[int, str, str]]:
     except OSError:
         return table
     for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", encoding="ascii", errors="replace") as stat:
-                fields = stat.read().rpartition(")")[2].split()
-        except OSError:
-            continue
-        table[int(name)] = (int(fields[1]), fields[19], fields[0])
+        if name.isdigit() and (fields := _stat(name)) is not None:
+            table[int(name)] = (int(fields[1]), fields[19], fields[0])
     return table
 
 

@@ -13,10 +13,12 @@ from __future__ import annotations
 import json
 import os
 import socket
+import typing
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from engine.echo import shorten
+from tuner.cluster import processes
 from tuner.errors import CheckpointError
 from tuner.store import checkpoint as ckpt
 from tuner.store.run_dir import staging_path
@@ -62,15 +64,16 @@ def status_text(status: RunStatus) -> str:
     return json.dumps({"format": STATUS_FORMAT, **asdict(status)}, indent=1) + "\n"
 
 
-_TYPES = {"run": str, "state": str, "pid": int, "host": str, "process_start": int,
-          "generation": int, "max_generations": int, "games": int, "best_fitness": float,
-          "best_stderr": float, "best_generation": int, "fitness": str, "cpus": int,
-          "share": float, "idle_cores": float, "idle_rate": float,
-          "generation_seconds": float, "eta_seconds": float, "event": str, "started": float,
-          "updated": float}
-_OPTIONAL = {"process_start", "max_generations", "best_fitness", "best_stderr",
-             "best_generation", "cpus", "share", "idle_cores", "idle_rate",
-             "generation_seconds", "eta_seconds"}
+def _field_types() -> dict[str, tuple[type, bool]]:
+    """Each field of ``RunStatus``: its type, and whether it may be None (``T | None``)."""
+    found = {}
+    for name, hint in typing.get_type_hints(RunStatus).items():
+        kinds = typing.get_args(hint) or (hint,)
+        found[name] = (next(k for k in kinds if k is not type(None)), type(None) in kinds)
+    return found
+
+
+_FIELD_TYPES = _field_types()
 
 
 def parse_status(text: str, path: Path) -> RunStatus:
@@ -85,8 +88,8 @@ def parse_status(text: str, path: Path) -> RunStatus:
     values = {}
     for field in fields(RunStatus):
         value = raw.get(field.name)
-        wanted = _TYPES[field.name]
-        if value is None and field.name in _OPTIONAL:
+        wanted, optional = _FIELD_TYPES[field.name]
+        if value is None and optional:
             values[field.name] = None
             continue
         if wanted is float and isinstance(value, int) and not isinstance(value, bool):
@@ -130,14 +133,8 @@ def this_host() -> str:
 def process_start(pid: int) -> int | None:
     """When process ``pid`` started, in clock ticks since boot; None where it does not exist
     or the system does not say (no ``/proc``)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return None
-    try:  # the name, in parentheses, may hold spaces: the fields after it are plain
-        return int(stat.rpartition(")")[2].split()[19])
-    except (IndexError, ValueError):
-        return None
+    start = processes.start_time(pid)
+    return int(start) if start is not None and start.isdigit() else None
 
 
 def process_exists(pid: int) -> bool:
