@@ -46,7 +46,7 @@ def _handler_class() -> type:
             """pycma's choice: ``reevals`` candidates (2 + popsize / 20 unless set, its
             fraction drawn), the first half of them the earliest asked, the rest the best of
             the others."""
-            wanted = self.lam_reeval or 2 + len(fit) / 20
+            wanted = looked_at_again(self.lam_reeval, len(fit))
             count = int(wanted) + bool(wanted % 1 > self.rng.random())
             first = count - count // 2
             best_of_rest = np.argsort(np.asarray(fit)[first:], kind="stable") + first
@@ -128,11 +128,16 @@ def unfit(settings, population: int) -> tuple[str, str] | None:
     return None
 
 
+def looked_at_again(reevaluate: int | None, population: int) -> float:
+    """How many candidates pycma looks at again after a generation: ``reevaluate``, or
+    ``2 + population / 20`` (its fraction drawn: ``_Handler.indices``)."""
+    return reevaluate or 2 + population / 20
+
+
 def looks(settings, population: int) -> int:
-    """The most candidates looked at again after a generation: ``reevaluate``, or pycma's
-    ``2 + population / 20`` rounded up (``_Handler.indices``)."""
+    """The most candidates looked at again after a generation (what a run's price counts)."""
     reevaluate = settings["reevaluate"]
-    return reevaluate if reevaluate != "auto" else math.ceil(2 + population / 20)
+    return math.ceil(looked_at_again(None if reevaluate == "auto" else reevaluate, population))
 
 
 def create(settings, shared, space) -> UncertaintyHandling:
