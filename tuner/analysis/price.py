@@ -24,10 +24,12 @@ import math
 import os
 import statistics
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from engine.stats import counted
+from tuner.analysis.report import read_rows
 from tuner.config import AUTO, RunConfig
 from tuner.games.policy import UnitSize
 from tuner.games.seeds import training_seeds
@@ -166,27 +168,24 @@ def recorded_game_time(run_dir: Path, config: RunConfig) -> GameTime | None:
     None otherwise."""
     try:
         stored = ckpt.read_stored_config(run_dir)
-        cluster = (run_dir / ckpt.CLUSTER_FILE).read_text(encoding="utf-8").splitlines()
-        history = (run_dir / ckpt.HISTORY_FILE).read_text(encoding="utf-8").splitlines()
-        seconds = sum(float(row.split(",")[_column(cluster, "game_seconds")])
-                      for row in cluster[1:])
-        games = int(history[-1].split(",")[_column(history, "games")])
-    except (ValueError, IndexError, OSError):  # CheckpointError is a ValueError
+        cluster = read_rows(run_dir / ckpt.CLUSTER_FILE, ("game_seconds",), required=True)
+        history = read_rows(run_dir / ckpt.HISTORY_FILE, ("games",), required=True)
+    except (ValueError, OSError):  # CheckpointError is a ValueError
         return None
     mine = config.resolved()
-    if games <= 0 or any(stored.get(key) != mine[key] for key in ("family", "params", "search")):
+    if any(stored.get(key) != mine[key] for key in ("family", "params", "search")):
         return None
-    return recorded(seconds, games, f"recorded by {run_dir}")
+    return recorded(cluster, int(history[-1]["games"]), f"recorded by {run_dir}")
 
 
-def recorded(seconds: float, games: int, where: str) -> GameTime:
-    """The game time of ``games`` training games that took ``seconds`` in all."""
+def recorded(cluster: Iterable[dict], games: int, where: str) -> GameTime | None:
+    """The game time of a run's ``games`` training games, from its generations' game seconds
+    (``cluster.csv``'s rows); None before it has played any."""
+    seconds = sum(row["game_seconds"] for row in cluster)
+    if games <= 0 or seconds <= 0:
+        return None
     return GameTime(seconds / games, f"{where}: {seconds_text(seconds / games)} a game over "
                                      f"{counted(games, 'training game')}")
-
-
-def _column(lines: list[str], name: str) -> int:
-    return lines[0].split(",").index(name)
 
 
 def default_cpus(workers: int | None) -> int:

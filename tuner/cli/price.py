@@ -33,9 +33,8 @@ def first_line(run, cpus: int) -> str:
     own generations recorded when it has played some (a resumed run), else the rough one for its
     depth (a run plays no game to price itself)."""
     config, state = run.config, run.state
-    seconds = sum(row["game_seconds"] for row in state.cluster)
-    game_time = (price.recorded(seconds, state.games, "recorded by this run")
-                 if state.games and seconds > 0 else price.rough_game_time(config))
+    game_time = (price.recorded(state.cluster, state.games, "recorded by this run")
+                 or price.rough_game_time(config))
     result = price.price(config, cpus, game_time)
     games = result.games
     if state.games:
