@@ -29,13 +29,17 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
-# ---- `tune` in a subprocess, with a stand-in for Ray ----------------------------------------------
+# ---- `tune` in a process of its own, with a stand-in for Ray ---------------------------------------
 
+import fcntl
+import shutil
 import subprocess
-import sys
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tune_forks import TuneForks
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EXIT_RAY_GUARD = 99
@@ -67,15 +71,56 @@ def no_ray(tmp_path_factory) -> Path:
     return guard
 
 
+_forks: dict[tuple[str, ...], TuneForks] = {}
+
+
+def tune_forks(*first: str | Path) -> TuneForks:
+    """This test process's fork server whose import path starts with ``first`` then this
+    checkout (started on first use, ended with the session)."""
+    paths = tuple(str(p) for p in (*first, REPO_ROOT, os.environ.get("PYTHONPATH", "")) if p)
+    if paths not in _forks:
+        _forks[paths] = TuneForks(list(paths), Path(tempfile.mkdtemp(prefix="tune-forks-")))
+    return _forks[paths]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def forks_ended():
+    yield
+    for forks in _forks.values():
+        forks.close()
+        shutil.rmtree(forks.scratch, ignore_errors=True)
+
+
 def run_tune(args: list[str], cwd: Path, guard: Path | None) -> subprocess.CompletedProcess:
-    """Run ``tune ARGS`` in ``cwd`` and capture its output; with ``guard``, Ray is the stand-in."""
-    paths = [str(guard)] if guard is not None else []
-    paths += [str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in paths if p))
-    return subprocess.run(
-        [sys.executable, "-m", "tuner", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False,
-    )
+    """Run ``tune ARGS`` in ``cwd`` and capture its output; with ``guard``, Ray is the stand-in.
+    A fork of a warm process (tests/tune_forks.py): what a subprocess gives, without a new
+    interpreter's start (0.3 to 2 s a command)."""
+    forks = tune_forks(*([guard] if guard is not None else []))
+    return forks.run(args, cwd, forks.environment())
+
+
+# ---- what the whole session shares ------------------------------------------------------------------
+
+
+def made_once(tmp_path_factory, name: str, make: Callable[[Path], None]) -> Path:
+    """A folder ``make(folder)`` fills once for the whole session: the first test process (of
+    pytest-xdist's) to need it makes it, under a lock, and the others read it. Tests only read
+    it (copy it to change it)."""
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the folder every test process's own folder is in
+    folder = shared / f"{name}-made-once"
+    lock = os.open(shared / f"{name}.lock", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (shared / f"{name}.done").exists():
+            shutil.rmtree(folder, ignore_errors=True)  # a process that died making it
+            folder.mkdir()
+            make(folder)
+            (shared / f"{name}.done").touch()
+    finally:
+        os.close(lock)
+    return folder
 
 
 # ---- signal handlers ------------------------------------------------------------------------------

@@ -2,8 +2,9 @@
 computes or writes anything.
 
 The corpus and its manifest live in tests/data/bad/ (see cases.yaml there). Every case runs the
-real command line in a subprocess, in an empty working directory, so a config's ``output_dir:
-runs`` would show up there if the run got as far as creating its directory.
+real command line in a process of its own (a fork of a warm one: conftest's ``run_tune``), in an
+empty working directory, so a config's ``output_dir: runs`` would show up there if the run got as
+far as creating its directory.
 """
 
 from __future__ import annotations

@@ -3,11 +3,12 @@
 Files that must not be replaced or cannot be written, two ``tune`` processes on one run directory,
 values that pass checking and would fail later, interrupts at awkward moments, family code that
 misbehaves on the workers, and what was left from round two. Every case runs the real command line
-in a subprocess and asserts its message (one ``tune: error:`` line, or the documented interrupt
-line), its exit status, and that nothing was written or lost: the working folder is the same
-before and after, and a run's checkpoint is intact.
+in a process of its own (a fork of a warm one, ``tune``; a fresh interpreter, ``start``, where
+the case interrupts it) and asserts its message (one ``tune: error:`` line, or the documented
+interrupt line), its exit status, and that nothing was written or lost: the working folder is
+the same before and after, and a run's checkpoint is intact.
 
-Faults a test cannot cause for real are injected into the ``tune`` subprocess by a few lines run
+Faults a test cannot cause for real are injected into the ``tune`` process by a few lines run
 before the command: a full disk (``FULL_DISK``: a write's temporary file is swapped for /dev/full,
 so the write fails with the kernel's own ENOSPC), a read-only directory (``READ_ONLY``: as a
 read-only mount answers, for a test that may run as root), and games played in the driver instead
@@ -31,7 +32,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, tune_forks
 
 from tuner.store import checkpoint as ckpt
 
@@ -135,9 +136,10 @@ def environment(**extra: str) -> dict[str, str]:
 
 def tune(args: list, cwd: Path, *preludes: str, timeout: float = 120,
          **env: str) -> subprocess.CompletedProcess:
-    """Run ``tune ARGS`` in ``cwd`` to its end."""
-    return subprocess.run(command(args, preludes), cwd=cwd, env=environment(**env),
-                          capture_output=True, text=True, timeout=timeout, check=False)
+    """Run ``tune ARGS`` in ``cwd`` to its end, in a fork of a warm process (conftest's
+    ``tune_forks``), these preludes run first."""
+    forks = tune_forks()
+    return forks.run(args, cwd, forks.environment(PYTHONUNBUFFERED="1", **env), preludes, timeout)
 
 
 def start(args: list, cwd: Path, *preludes: str, **env: str) -> subprocess.Popen:

@@ -183,13 +183,14 @@ def _decided(program: bool) -> None:
 
 
 def setup_logging(args: argparse.Namespace) -> None:
-    """Log lines go to stderr, as they are: only the command line configures logging."""
-    level = logging.WARNING if args.quiet else logging.DEBUG if args.verbose else logging.INFO
+    """Log lines go to stderr, as they are: only the command line configures logging.
+    ``--quiet`` quiets the terminal only: a run's ``run.log`` keeps every line."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(message)s"))
     handler.addFilter(_for_terminal)
+    handler.setLevel(logging.WARNING if args.quiet else logging.NOTSET)
     log.handlers[:] = [handler]
-    log.setLevel(level)
+    log.setLevel(logging.DEBUG if args.verbose else logging.INFO)
     log.propagate = False
 
 

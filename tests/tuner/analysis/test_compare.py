@@ -40,13 +40,10 @@ def test_labels_disambiguate_repeated_stems():
     assert labels_for(["a/best.yaml", "b/best.yaml", "c/x.yaml"]) == ["a/best", "b/best", "x"]
 
 
-def test_compare_plays_every_file_on_the_same_seeds():
+def test_compare_plays_every_file_on_the_same_seeds(tmp_path):
     files = [WEIGHTS / "classic-reference.yaml", WEIGHTS / "seed002-snake.yaml"]
-    done = subprocess.run(
-        [sys.executable, "-m", "tuner", "compare", *map(str, files), "--depth", "0",
-         "--games", "30", "--seed", "500", "--workers", "2", "--json"],
-        capture_output=True, text=True, timeout=600, check=False,
-    )
+    done = run_tune(["compare", *map(str, files), "--depth", "0", "--games", "30", "--seed",
+                     "500", "--workers", "2", "--json"], tmp_path, None)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     classic, snake = report["players"]

@@ -4,8 +4,6 @@ reliably the first generation's games rank its candidates, and what it says abou
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -46,11 +44,8 @@ def test_noise_command_measures_the_initial_point(tmp_path, games):
     config["evaluation"]["games"] = games
     path = tmp_path / "noise.yaml"
     path.write_text(yaml.safe_dump(config))
-    done = subprocess.run(
-        [sys.executable, "-m", "tuner", "noise", "--config", str(path), "--games", "40",
-         "--target", "0.05", "--workers", "2"],
-        capture_output=True, text=True, timeout=600, cwd=tmp_path, check=False,
-    )
+    done = run_tune(["noise", "--config", str(path), "--games", "40", "--target", "0.05",
+                     "--workers", "2"], tmp_path, None)
     assert done.returncode == 0, done.stderr
     lines = {line.split(":")[0]: line for line in done.stdout.splitlines()}
     spread = float(lines["per-game spread"].split("=")[1].split("x")[0])
@@ -85,15 +80,12 @@ def test_the_generation_can_be_skipped_and_auto_popsize_is_resolved_for_the_cpus
     document["cmaes"]["popsize"] = "auto"
     path = tmp_path / "auto.yaml"
     path.write_text(yaml.safe_dump(document))
-    command = [sys.executable, "-m", "tuner", "noise", "--config", str(path), "--games", "20",
-               "--workers", "2"]
-    done = subprocess.run([*command, "--generation-games", "4"], capture_output=True, text=True,
-                          timeout=600, cwd=tmp_path, check=False)
+    command = ["noise", "--config", str(path), "--games", "20"]
+    done = run_tune([*command, "--workers", "2", "--generation-games", "4"], tmp_path, None)
     assert done.returncode == 0, done.stderr
     popsize = popsize_for(parse_config(document, "auto"), 2)
     assert f"first generation (fixed): {popsize} candidates x 4 games" in done.stdout
-    skipped = subprocess.run([*command, "--generation-games", "0"], capture_output=True,
-                             text=True, timeout=600, cwd=tmp_path, check=False)
+    skipped = run_tune([*command, "--workers", "1", "--generation-games", "0"], tmp_path, None)
     assert skipped.returncode == 0, skipped.stderr
     assert "per-game spread" in skipped.stdout
     assert "first generation" not in skipped.stdout and "ranks" not in skipped.stdout

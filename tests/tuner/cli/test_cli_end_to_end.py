@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import JobsEvaluator
+from conftest import JobsEvaluator, made_once, tune_forks
 
 from engine import Solver, read_weights, write_weights
 from tuner.cli.main import main
@@ -20,24 +20,25 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def tune(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tuner", *args], cwd=cwd, check=False,
-                          capture_output=True, text=True, timeout=600)
+    forks = tune_forks()
+    return forks.run(list(args), cwd, forks.environment(), timeout=600)
 
 
 @pytest.fixture(scope="module")
 def quick_runs(tmp_path_factory):
-    """configs/quick.yaml, as shipped, run once with 1 worker and once with 2."""
-    work = tmp_path_factory.mktemp("e2e")
-    config = yaml.safe_load((ROOT / "configs" / "quick.yaml").read_text())
-    runs = {}
-    for workers in (1, 2):
-        config["run"]["name"] = f"quick-w{workers}"
-        path = work / f"quick-w{workers}.yaml"
-        path.write_text(yaml.safe_dump(config))
-        done = tune("--config", str(path), "--workers", str(workers), "--quiet", cwd=work)
-        assert done.returncode == 0, done.stderr
-        runs[workers] = work / "outputs" / f"quick-w{workers}"
-    return runs
+    """configs/quick.yaml, as shipped, run once with 1 worker and once with 2, once for the
+    session (tests that change a run work on a copy)."""
+    def run_both(work: Path) -> None:
+        config = yaml.safe_load((ROOT / "configs" / "quick.yaml").read_text())
+        for workers in (1, 2):
+            config["run"]["name"] = f"quick-w{workers}"
+            path = work / f"quick-w{workers}.yaml"
+            path.write_text(yaml.safe_dump(config))
+            done = tune("--config", str(path), "--workers", str(workers), "--quiet", cwd=work)
+            assert done.returncode == 0, done.stderr
+
+    work = made_once(tmp_path_factory, "quick-runs", run_both)
+    return {workers: work / "outputs" / f"quick-w{workers}" for workers in (1, 2)}
 
 
 def test_quick_run_writes_a_validated_weights_file_the_engine_plays(quick_runs):
@@ -45,6 +46,8 @@ def test_quick_run_writes_a_validated_weights_file_the_engine_plays(quick_runs):
     for name in ("config.yaml", "checkpoint.pkl", "history.csv", "best.yaml", "validation.csv",
                  "run.log"):
         assert (run_dir / name).is_file(), name
+    log = (run_dir / "run.log").read_text()  # --quiet quiets the terminal, not the log
+    assert " run quick-w2: family classic" in log and " gen 5 of 5 " in log and " done: " in log
     best = read_weights(run_dir / "best.yaml")
     assert best.family == "classic" and best.depth == 1
     assert best.provenance["status"] == "validated"
@@ -64,8 +67,9 @@ def test_trajectory_is_identical_on_one_and_two_workers(quick_runs):
     assert read_weights(one / "best.yaml").weights == read_weights(two / "best.yaml").weights
 
 
-def test_report_prints_the_summary_and_plots_convergence_when_asked(quick_runs):
-    run_dir = quick_runs[2]
+def test_report_prints_the_summary_and_plots_convergence_when_asked(quick_runs, tmp_path):
+    run_dir = tmp_path / "quick-w2"
+    shutil.copytree(quick_runs[2], run_dir)
     before = sorted(p.name for p in run_dir.iterdir())
     done = tune("report", str(run_dir), cwd=run_dir.parent)
     assert done.returncode == 0, done.stderr
@@ -105,8 +109,9 @@ def test_report_into_a_closed_pipe_ends_quietly(quick_runs):
     assert done.returncode == 1
 
 
-def test_resuming_a_finished_run_says_so_and_changes_nothing(quick_runs):
-    run_dir = quick_runs[1]
+def test_resuming_a_finished_run_says_so_and_changes_nothing(quick_runs, tmp_path):
+    run_dir = tmp_path / "quick-w1"
+    shutil.copytree(quick_runs[1], run_dir)
     before = {p.name: p.read_bytes() for p in run_dir.iterdir() if p.name != "run.log"}
     done = tune("--resume", str(run_dir), "--quiet", cwd=run_dir.parent)
     assert done.returncode == 0

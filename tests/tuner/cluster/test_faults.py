@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import fcntl
 import os
 import random
 import shutil
@@ -19,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import made_once
 from ray.cluster_utils import Cluster
 
 from engine import read_weights
@@ -50,23 +50,12 @@ ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
 
 
 def played_once(tmp_path_factory, name: str, document: dict) -> Path:
-    """The run of ``document``, played in process once for the whole session: the first test
-    process (of pytest-xdist's) to need it plays it, under a lock, and the others read it."""
-    shared = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        shared = shared.parent  # the folder every test process's own folder is in
-    run_dir = shared / f"{name}-played-once" / "faults"
-    lock = os.open(shared / f"{name}.lock", os.O_RDWR | os.O_CREAT)
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (run_dir.parent / "done").exists():
-            shutil.rmtree(run_dir.parent, ignore_errors=True)  # a process that died playing it
-            config = parse_config(document, name)
-            TuningRun.start(config, run_dir, progress=False).run(SerialEvaluator(1))
-            (run_dir.parent / "done").touch()
-    finally:
-        os.close(lock)
-    return run_dir
+    """The run of ``document``, played in process once for the whole session."""
+    def play(folder: Path) -> None:
+        config = parse_config(document, name)
+        TuningRun.start(config, folder / "faults", progress=False).run(SerialEvaluator(1))
+
+    return made_once(tmp_path_factory, f"faults-{name}", play) / "faults"
 
 
 @pytest.fixture(scope="module")
@@ -428,9 +417,14 @@ sys.exit(main(sys.argv[1:]))
 
 
 def resume_to_the_end(tmp_path: Path) -> None:
-    resumed = start_tune(tmp_path, "--resume", "runs/faults", "--workers", "2", "--quiet")
-    _out, err = resumed.communicate(timeout=600)
-    assert resumed.returncode == 0, err
+    """The run in tmp_path resumed from its checkpoint to its end, its games played in this
+    process (what follows a disturbed driver here is its files; `tune resume` on Ray after a
+    kill is test_adaptive_games_resume_exactly_on_another_number_of_workers's)."""
+    run_dir = tmp_path / "runs" / "faults"
+    stored = ckpt.read_stored_config(run_dir)
+    config = parse_config(stored, str(run_dir / ckpt.CONFIG_FILE), run_dir)
+    TuningRun.resume(config, run_dir, ckpt.load_state(run_dir, stored),
+                     progress=False).run(SerialEvaluator(1))
 
 
 @pytest.mark.parametrize("moment", ["mid-generation", "mid-checkpoint-write"])

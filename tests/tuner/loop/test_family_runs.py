@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import tune_forks
 
 from engine import Solver, read_weights
 from tuner.config import load_config, parse_config
@@ -22,10 +23,16 @@ ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples" / "families"
 
 
-def tune(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+def tune(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """``tune ARGS`` in a fork of a warm process (conftest's ``tune_forks``)."""
+    forks = tune_forks()
+    return forks.run(list(args), cwd, forks.environment(), timeout=600)
+
+
+def fresh_tune(*args: str, cwd: Path, env: dict) -> subprocess.CompletedProcess:
+    """``tune ARGS`` in a new interpreter: what it imports from its start."""
     return subprocess.run([sys.executable, "-m", "tuner", *args], cwd=cwd, check=False,
-                          capture_output=True, text=True, timeout=600,
-                          env={**os.environ, **(env or {})})
+                          capture_output=True, text=True, timeout=600, env={**os.environ, **env})
 
 
 def copy_examples(tmp_path: Path) -> Path:
@@ -172,7 +179,7 @@ def test_reading_configs_imports_no_numba(tmp_path):
     assert imported.returncode == 0, imported.stderr
     bad = tmp_path / "bad.yaml"
     bad.write_text("run: {name: x}\nfamily: clasic\n")
-    refused = tune("--config", str(bad), cwd=tmp_path, env=env)
+    refused = fresh_tune("--config", str(bad), cwd=tmp_path, env=env)
     assert refused.returncode == 2 and "did you mean 'classic'?" in refused.stderr
-    good = tune("--config", str(ROOT / "configs" / "quick.yaml"), cwd=tmp_path, env=env)
+    good = fresh_tune("--config", str(ROOT / "configs" / "quick.yaml"), cwd=tmp_path, env=env)
     assert good.returncode == 99, "the run itself does import the engine"
