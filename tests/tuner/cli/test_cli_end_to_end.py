@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import JobsEvaluator, made_once, tune_forks
+from conftest import JobsEvaluator, made_once, run_tune
 
 from engine import Solver, read_weights, write_weights
 from tuner.cli.main import main
@@ -20,8 +20,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def tune(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    forks = tune_forks()
-    return forks.run(list(args), cwd, forks.environment(), timeout=600)
+    return run_tune(list(args), cwd, None, timeout=600)
 
 
 @pytest.fixture(scope="module")

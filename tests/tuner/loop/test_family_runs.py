@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import tune_forks
+from conftest import run_tune
 
 from engine import Solver, read_weights
 from tuner.config import load_config, parse_config
@@ -24,9 +24,7 @@ EXAMPLES = ROOT / "examples" / "families"
 
 
 def tune(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    """``tune ARGS`` in a fork of a warm process (conftest's ``tune_forks``)."""
-    forks = tune_forks()
-    return forks.run(list(args), cwd, forks.environment(), timeout=600)
+    return run_tune(list(args), cwd, None, timeout=600)
 
 
 def fresh_tune(*args: str, cwd: Path, env: dict) -> subprocess.CompletedProcess:
