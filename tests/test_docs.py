@@ -1,6 +1,7 @@
 """The docs' commands work as documented: the fenced blocks of README.md and docs/*.md, read from
 the markdown itself, are played in a temporary copy of the repository against the installed
-``tune``.
+``tune``: a line that is one plain ``tune`` command runs in a fork of a warm ``tune``
+(tests/tune_forks.py: the same code, without a new interpreter's start), every other line in bash.
 
 Every fenced block whose language is not ``text`` (shown output) carries a marker, an HTML comment
 on the nearest non-blank line before it, that says what this test does with it:
@@ -32,6 +33,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import tune_forks
 
 from engine import yaml_text
 
@@ -189,6 +191,23 @@ def tune_commands(command: str) -> list[str]:
             if part.split()[:1] == ["tune"]]
 
 
+SHELL_OPERATORS = ";&|<>()"
+SHELL_EXPANSIONS = set("$`*?~[{\\")
+
+
+def plain_tune(command: str) -> list[str] | None:
+    """The arguments of a line that is one ``tune`` command and nothing the shell would act on
+    (operators, redirections, expansions), else None."""
+    if SHELL_EXPANSIONS & set(command.split("#", 1)[0]):
+        return None
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=SHELL_OPERATORS)
+    lexer.whitespace_split = True
+    words = list(lexer)
+    if words[:1] != ["tune"] or any(set(word) <= set(SHELL_OPERATORS) for word in words):
+        return None
+    return words[1:]
+
+
 def cap_configs(command: str, root: Path) -> list[str]:
     """Cap the run configs that ``command`` names, in place in the copy ``root``; returns them."""
     capped = []
@@ -253,9 +272,13 @@ def play(blocks: list[Block], root: Path) -> tuple[list[str], list[str]]:
 
     def execute(where: str, argv: list[str], expected: int, shown: str) -> None:
         started = time.perf_counter()
+        tune_args = plain_tune(argv[-1]) if argv[0] == "bash" else None
         try:
-            done = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True,
-                                  timeout=COMMAND_TIMEOUT, check=False)
+            if tune_args is not None:  # a fork of a warm tune, as the installed one runs it
+                done = tune_forks().run(tune_args, root, env, timeout=COMMAND_TIMEOUT)
+            else:
+                done = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True,
+                                      timeout=COMMAND_TIMEOUT, check=False)
         except subprocess.TimeoutExpired:
             failures.append(f"{where}: {shown}\n  timed out after {COMMAND_TIMEOUT} s")
             return
@@ -363,6 +386,11 @@ test "$(cat hello.txt)" = hello    # reads what the block before wrote
 bash -c 'exit 3'
 ```
 
+<!-- doc-test: run, exit 2 -->
+```sh
+tune play --games 0    # refused: runs in a fork of a warm tune
+```
+
 - a list item with a block:
 
   <!-- doc-test: skip: an excerpt -->
@@ -379,15 +407,16 @@ shown output needs no marker
 def test_the_harness_reads_every_block_with_its_marker():
     blocks, orphans = read_blocks(Path("sample.md"), SAMPLE)
     assert [(b.lang, b.marker.action if b.marker else None) for b in blocks] == [
-        ("text", "file"), ("sh", "run"), ("sh", "run"), ("toml", "skip"), ("text", None)]
-    assert blocks[2].marker.exit_code == 3 and blocks[3].text == "[tool]\n"
+        ("text", "file"), ("sh", "run"), ("sh", "run"), ("sh", "run"), ("toml", "skip"),
+        ("text", None)]
+    assert blocks[2].marker.exit_code == 3 and blocks[4].text == "[tool]\n"
     assert not orphans and not marker_problems(blocks)
 
 
 def test_the_harness_passes_a_good_page_and_fails_a_broken_command(tmp_path):
     blocks, _ = read_blocks(Path("sample.md"), SAMPLE)
     failures, timings = play(blocks, tmp_path)
-    assert not failures and len(timings) == 2
+    assert not failures and len(timings) == 3
     broken, _ = read_blocks(Path("sample.md"), SAMPLE.replace("= hello", "= goodbye"))
     (tmp_path / "again").mkdir()
     failures, _ = play(broken, tmp_path / "again")
@@ -423,6 +452,16 @@ def test_capping_shrinks_a_run_config_and_leaves_weights_files_alone(tmp_path):
     assert capped["search"]["depth"] == 1 and capped["cmaes"]["max_generations"] == 1
     assert capped["evaluation"]["games"] == 8 and capped["validation"]["games"] == 8
     assert (tmp_path / "w.yaml").read_text(encoding="utf-8") == weights
+
+
+def test_a_plain_tune_line_is_told_from_one_the_shell_acts_on():
+    assert plain_tune("tune play --games 0   # a && b > c") == ["play", "--games", "0"]
+    assert plain_tune('tune play --board "2 0 0 2 / 0 4 0 0"') == [
+        "play", "--board", "2 0 0 2 / 0 4 0 0"]
+    for shell in ("tune report runs/x > report.txt", "pip install -e . && tune run a.yaml",
+                  "tune play --weights $HOME/best.yaml", "tune report runs/*", "tune play|head",
+                  "sed 's/a/b/' a.yaml > b.yaml", "python -m tuner play"):
+        assert plain_tune(shell) is None, shell
 
 
 def test_tune_only_keeps_the_tune_commands():

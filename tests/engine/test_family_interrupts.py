@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tune_forks import Forks
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # The old crash came about once in 30 interrupts. At least RUNS children, and more until
@@ -42,16 +43,17 @@ INTERRUPTS = 25
 MAX_RUNS = 2 * RUNS
 EXIT_INTERRUPTED = 130
 
-# The slow imports (numpy, numba) come before "ready"; the interrupts fall after it, while the
-# engine loads its compiled code, builds the tables and decides a first move.
+# The slow imports (numpy, numba) are the fork server's (tests/tune_forks.py): each child is a
+# fork made after them, so the interrupts fall while the engine loads its compiled code, builds
+# the tables and decides a first move, and no child pays for a Python start and numpy's import.
 # A child that gets to the end prints how long the window lasted, in seconds.
+IMPORTED = "import numpy, numba, numba.extending, engine.families, engine.heuristic"
 CHILD = """\
 import signal, sys, time
 signal.signal(signal.SIGINT, signal.default_int_handler)  # even where the parent ignores Ctrl-C
 try:
-    import numpy, numba, numba.extending, engine.families, engine.heuristic
-    print("ready", flush=True)
     start = time.monotonic()
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {{signal.SIGINT}})  # held while the fork started
     from engine.solver import Solver
     Solver({family!r}, depth=1).best_move(0x1100)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # done: a later Ctrl-C changes nothing
@@ -67,18 +69,6 @@ def child_env() -> dict[str, str]:
         p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH", "")) if p))
 
 
-def start(family: str) -> subprocess.Popen:
-    code = CHILD.format(family=family, code=EXIT_INTERRUPTED)
-    return subprocess.Popen([sys.executable, "-X", "faulthandler", "-c", code], env=child_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def wait_ready(process: subprocess.Popen) -> float:
-    line = process.stdout.readline()
-    assert line == "ready\n", line + process.stderr.read()
-    return time.monotonic()
-
-
 def window_of(out: str) -> float:
     """The window a child that got to the end reports (``CHILD``)."""
     word, seconds = out.split()
@@ -86,18 +76,27 @@ def window_of(out: str) -> float:
     return float(seconds)
 
 
+@pytest.fixture
+def children(tmp_path):
+    """Forks of a process that has made the slow imports, with faulthandler on."""
+    forks = Forks(IMPORTED, child_env()["PYTHONPATH"].split(os.pathsep), tmp_path,
+                  python_options=("-X", "faulthandler"))
+    yield forks
+    forks.close()
+
+
 @pytest.mark.slow
-def test_ctrl_c_while_tables_are_built_never_crashes(family="classic"):
+def test_ctrl_c_while_tables_are_built_never_crashes(children, tmp_path, family="classic"):
     # warm numba's cache (a cold one compiles for seconds) and time the window once warm; the
     # window is timed again by every child that gets to the end, so that the interrupts follow
     # it when the machine's load changes (the suite runs beside other tests)
+    script = [CHILD.format(family=family, code=EXIT_INTERRUPTED)]
+    env = children.environment()
     windows = []
     for _ in range(3):
-        process = start(family)
-        wait_ready(process)
-        out, err = process.communicate(timeout=300)
-        assert (process.returncode, err) == (0, ""), err
-        windows.append(window_of(out))
+        done = children.finish(children.start(script, ["-c"], tmp_path, env), timeout=300)
+        assert (done.returncode, done.stderr) == (0, ""), done.stderr
+        windows.append(window_of(done.stdout))
     windows = windows[1:]
     rng = random.Random(2048)
     interrupted = 0
@@ -105,18 +104,18 @@ def test_ctrl_c_while_tables_are_built_never_crashes(family="classic"):
         if run >= RUNS and interrupted >= INTERRUPTS:
             break
         window = statistics.median(windows[-5:])
-        process = start(family)
-        ready = wait_ready(process)
+        child = children.start(script, ["-c"], tmp_path, env)
+        ready = time.monotonic()
         time.sleep(max(0.0, ready + rng.uniform(0.0, 1.2 * window) - time.monotonic()))
-        process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=120)
-        where = f"run {run}: exit status {process.returncode}\n{err}"
-        assert process.returncode in (0, EXIT_INTERRUPTED), where  # < 0: died by a signal
-        assert err == "", where  # no traceback, no "Exception ignored", no fault report
-        if process.returncode == 0:
-            windows.append(window_of(out))
+        os.kill(child.pid, signal.SIGINT)
+        done = children.finish(child, timeout=120)
+        where = f"run {run}: exit status {done.returncode}\n{done.stderr}"
+        assert done.returncode in (0, EXIT_INTERRUPTED), where  # < 0: died by a signal
+        assert done.stderr == "", where  # no traceback, no "Exception ignored", no fault report
+        if done.returncode == 0:
+            windows.append(window_of(done.stdout))
         else:
-            assert out == "", where
+            assert done.stdout == "", where
             interrupted += 1
     assert interrupted >= INTERRUPTS  # enough interrupts fell inside the window
 
