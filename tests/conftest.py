@@ -34,6 +34,7 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 import fcntl
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -53,6 +54,37 @@ sys.stderr.write("test guard: the tuning loop imported ray\\n")
 sys.stderr.flush()
 os._exit({EXIT_RAY_GUARD})
 """
+
+
+# ---- the engine's kernels, once for the session --------------------------------------------------
+
+# The kernels of every built-in and example family. A family file elsewhere (a test's copy) shares
+# them where its terms have the same shape: only its own few functions compile.
+COMPILE_KERNELS = """
+import sys
+from engine.families.specs import FAMILIES
+from engine.solver import Solver
+for spec in [*FAMILIES, *sys.argv[1:]]:
+    Solver(spec, depth=1)
+"""
+EXAMPLE_FAMILIES = ("examples/families/seed001.py:Seed001", "examples/families/seed003.py:Seed003")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The engine's compiled kernels, loaded or compiled once before pytest-xdist starts the test
+    processes (in a process of their own: the tests' see no family imported). From a cold numba
+    cache (a fresh clone, as in CI) every test process, ``tune`` and Ray worker compiled the same
+    kernels at once, 10 to 15 s a family each, and each rewrote the cache's index without the
+    others' entries, so that kernels were compiled again and again; from a warm one this takes a
+    second."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    done = subprocess.run([sys.executable, "-c", COMPILE_KERNELS, *EXAMPLE_FAMILIES],
+                          cwd=REPO_ROOT, env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                              p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p)},
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise pytest.UsageError(f"the engine's kernels did not compile:\n{done.stderr}")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
