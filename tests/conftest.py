@@ -73,10 +73,9 @@ EXAMPLE_FAMILIES = ("examples/families/seed001.py:Seed001", "examples/families/s
 def pytest_configure(config: pytest.Config) -> None:
     """The engine's compiled kernels, loaded or compiled once before pytest-xdist starts the test
     processes (in a process of their own: the tests' see no family imported). From a cold numba
-    cache (a fresh clone, as in CI) every test process, ``tune`` and Ray worker compiled the same
-    kernels at once, 10 to 15 s a family each, and each rewrote the cache's index without the
-    others' entries, so that kernels were compiled again and again; from a warm one this takes a
-    second."""
+    cache (a fresh clone, as in CI) every test process, ``tune`` and Ray worker that needed a
+    family before its kernels were cached compiled them itself, 10 to 15 s a family each, several
+    at once; from a warm cache this takes a second."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
         return
     done = subprocess.run([sys.executable, "-c", COMPILE_KERNELS, *EXAMPLE_FAMILIES],
