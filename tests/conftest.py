@@ -79,8 +79,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if os.environ.get("PYTEST_XDIST_WORKER"):
         return
     done = subprocess.run([sys.executable, "-c", COMPILE_KERNELS, *EXAMPLE_FAMILIES],
-                          cwd=REPO_ROOT, env={**os.environ, "PYTHONPATH": os.pathsep.join(
-                              p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p)},
+                          cwd=REPO_ROOT,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(import_path())},
                           capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise pytest.UsageError(f"the engine's kernels did not compile:\n{done.stderr}")
@@ -105,10 +105,15 @@ def no_ray(tmp_path_factory) -> Path:
 _forks: dict[tuple[str, ...], TuneForks] = {}
 
 
+def import_path(*first: str | Path) -> list[str]:
+    """What a process of the suite's imports from: ``first``, this checkout, then PYTHONPATH."""
+    return [str(p) for p in (*first, REPO_ROOT, os.environ.get("PYTHONPATH", "")) if p]
+
+
 def tune_forks(*first: str | Path) -> TuneForks:
     """This test process's fork server whose import path starts with ``first`` then this
     checkout (started on first use, ended with the session)."""
-    paths = tuple(str(p) for p in (*first, REPO_ROOT, os.environ.get("PYTHONPATH", "")) if p)
+    paths = tuple(import_path(*first))
     if paths not in _forks:
         _forks[paths] = TuneForks(list(paths), Path(tempfile.mkdtemp(prefix="tune-forks-")))
     return _forks[paths]

@@ -34,8 +34,9 @@ from pathlib import Path
 # fork is whole. Ctrl-C and SIGTERM are held in a fork until its script lets them in
 # (RELEASE_SIGNALS): one sent as soon as the pid is known waits for the script instead of falling
 # in the fork's own start. A fork that has ended stays a zombie until the next request, so that a
-# test may signal its pid until it has read the status, never another process's. A fork runs its scripts one after another as ``python -c`` runs one: in a module
-# named __main__, with ``sys.argv`` set, its exit status what ``sys.exit`` gave.
+# test may signal its pid until it has read the status, never another process's. A fork runs its
+# scripts one after another as ``python -c`` runs one: in a module named __main__, with
+# ``sys.argv`` set, its exit status what ``sys.exit`` gave.
 SERVER = r"""
 import json, os, signal, sys, traceback
 {warm}

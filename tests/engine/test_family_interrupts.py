@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import import_path
 from tune_forks import Forks
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -79,8 +80,7 @@ def window_of(out: str) -> float:
 @pytest.fixture
 def children(tmp_path):
     """Forks of a process that has made the slow imports, with faulthandler on."""
-    forks = Forks(IMPORTED, child_env()["PYTHONPATH"].split(os.pathsep), tmp_path,
-                  python_options=("-X", "faulthandler"))
+    forks = Forks(IMPORTED, import_path(), tmp_path, python_options=("-X", "faulthandler"))
     yield forks
     forks.close()
 
