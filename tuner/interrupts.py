@@ -6,10 +6,11 @@ a ``KeyboardInterrupt`` that says which signal came, and remember it. Python rai
 the main thread happens to be, and code that must not raise drops it there: a finalizer (a Ray
 ``ObjectRef`` collected in the middle of numba's work), a compiled module being imported. Python
 prints such an exception as "Exception ignored" and goes on, so the loop checks between
-generations (``check``), and a dropped interrupt is not printed: it is not lost. Python 3.11
-would turn one raised inside a ``__set_name__`` (while a class is made: numpy's and numba's, as
-they load) into a ``RuntimeError``: there the handler raises nothing and the signal comes again a
-moment later, once it lands outside.
+generations (``check``), and a dropped interrupt is not printed: it is not lost. Nor is what a
+finalizer raises once a signal came: a half-made object's finalizer fails by the signal's doing.
+Python 3.11 would turn one raised inside a ``__set_name__`` (while a class is made: numpy's and
+numba's, as they load) into a ``RuntimeError``: there the handler raises nothing and the signal
+comes again a moment later, once it lands outside.
 
 ``held`` blocks the signals for a block of code that must not be cut (Ray's import, start and
 shutdown: an interrupted ``ray.init`` has crashed the driver and orphaned Ray's processes) and
@@ -170,8 +171,12 @@ def _making_a_class(frame) -> bool:
 
 
 def _unraisable(unraisable) -> None:
-    if issubclass(unraisable.exc_type, KeyboardInterrupt) and _received:
-        return  # remembered: check() raises it again where it can be handled
+    """Once a signal came, drop what finalizers raise: the interrupt itself (remembered, and
+    raised again by ``check``) and the failures it causes, such as the finalizer of an object
+    whose ``__init__`` it cut (llvmlite's, as numba loads a kernel), which finds its attributes
+    missing. The command ends with the one line either way."""
+    if _received:
+        return
     sys.__unraisablehook__(unraisable)
 
 

@@ -50,6 +50,36 @@ def test_other_exceptions_in_finalizers_are_still_printed():
     assert "Exception ignored" in done.stderr and "boom" in done.stderr
 
 
+CUT_IN_A_CONSTRUCTOR = textwrap.dedent("""
+    import os, signal, sys, time
+    from tuner import interrupts
+
+    interrupts.install()
+
+    class HalfMade:  # as llvmlite's OutputString, cut by Ctrl-C as numba loads a kernel
+        def __init__(self):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.1)  # the handler raises here, before the attribute is set
+            self.handle = 1
+
+        def __del__(self):
+            print(self.handle)  # AttributeError on a half-made object
+
+    try:
+        HalfMade()
+    except KeyboardInterrupt:
+        print("interrupted")
+    sys.exit(130)
+""")
+
+
+def test_a_finalizer_that_fails_because_a_signal_cut_its_constructor_is_not_printed():
+    done = subprocess.run([sys.executable, "-c", CUT_IN_A_CONSTRUCTOR], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 130 and done.stdout.split() == ["interrupted"], done.stderr
+    assert done.stderr == ""
+
+
 CTRL_C_WHILE_LOADING = textwrap.dedent("""
     import importlib.abc, os, signal, sys, time
     signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal
