@@ -47,11 +47,13 @@ EXIT_RAY_GUARD = 99
 # Stands in for Ray in a `tune` started by run_tune: input that wrongly gets through validation
 # reaches the tuning loop, which then exits with EXIT_RAY_GUARD instead of starting Ray.
 RAY_GUARD = f"""\
+import atexit
 import os
 import sys
 
 sys.stderr.write("test guard: the tuning loop imported ray\\n")
 sys.stderr.flush()
+atexit._run_exitfuncs()  # what tune left to clean at its exit (the folder it ships families in)
 os._exit({EXIT_RAY_GUARD})
 """
 

@@ -9,7 +9,7 @@ A game time comes from one of three places, and the price says which:
 - *recorded*: the training games an earlier run of this config played (its ``cluster.csv``
   seconds over its games), weights drift and a busy machine included: taken as it is;
 - *measured now*: a few games at the config's starting weights, timed on this process's own
-  CPU clock (other processes do not inflate it), times ``TUNED_GAMES`` and ``BUSY_CORES``;
+  CPU clock (other processes do not inflate it), times ``run_over_start`` for its depth;
 - *rough*: ``UnitSize.PRIOR_SECONDS`` for the depth, where one game would take too long to
   measure (or a real run starts, which plays no game to price itself).
 
@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.depth import DepthPolicy, rough_depth
 from engine.stats import counted
 from tuner.analysis.report import read_rows
 from tuner.config import AUTO, RunConfig
@@ -37,15 +38,17 @@ from tuner.loop.run import popsize_for
 from tuner.space import SearchSpace
 from tuner.store import checkpoint as ckpt
 
-# Tuned weights play longer games than a run's start: the classic-d3 winner's depth-3 games
-# take 1.49 times classic-reference's CPU time on the same seeds (bench/data/depth_price*.json),
-# and runs/strategies-d3/classic-d3-fixed64's games searched 1.35 times its first generation's
-# positions, over the whole run.
-TUNED_GAMES = 1.5
-# A core of a machine whose every core plays games is slower than an idle one (memory and
-# caches shared, Ray's own processes): classic-d2's games ran 1.22 times slower at 16 busy CPUs
-# than on one idle core (issue 36, item 9).
-BUSY_CORES = 1.2
+# A game of the whole run against one at its start, measured alone on an idle core, by depth:
+# tuning changes how long games last, and every core of a machine that plays only games is
+# slower than an idle one. Measured on the shipped configs run in full on 2 busy cores
+# (docs/benchmarks.md, "The price of a run"): at depth 1 their runs' games cost 0.71 to 0.95 of
+# the start's (the first generations' candidates, spread around a start that is already good,
+# play shorter games, and tuning lengthens them little); at depth 2, 1.25 to 1.33 (games grow as
+# the run gets stronger). Deeper, the classic-d3 winner's games cost 1.49 times its start's
+# (bench/data/depth_price*.json), times 1.2 for busy cores (classic-d2's games ran 1.22 times
+# slower at 16 busy CPUs than on an idle core).
+RUN_OVER_START = {1: 0.85, 2: 1.3}
+RUN_OVER_START_DEEPER = 1.8
 START_SECONDS = 15.0  # Ray's start and the workers' loading of the engine, once a run
 CLUSTER_SIZES = (16, 64)  # besides the CPUs the run would use
 MEASURE_SECONDS = 10.0  # CPU-seconds of games measured now (at least one game)
@@ -139,9 +142,9 @@ def rough_game_time(config: RunConfig) -> GameTime:
 
 def measured_game_time(config: RunConfig, budget: float | None = None) -> GameTime:
     """Games at the config's starting weights, on its first training seeds, one after another
-    until ``budget`` CPU-seconds are spent (at least one game): their mean CPU time, times the
-    allowances for tuned weights and busy cores. A depth whose games are too long to play here
-    gets the rough figure."""
+    until ``budget`` CPU-seconds are spent (at least one game): their mean CPU time, times
+    ``run_over_start`` at the config's depth. A depth whose games are too long to play here gets
+    the rough figure."""
     if UnitSize.rough_seconds(config.search.depth) > LONGEST_MEASURED:
         return rough_game_time(config)
     space = SearchSpace(config.params)
@@ -156,10 +159,17 @@ def measured_game_time(config: RunConfig, budget: float | None = None) -> GameTi
     start = statistics.fmean(times)
     spread = (f" +/- {statistics.stdev(times) / math.sqrt(len(times)) / start:.0%}"
               if len(times) > 1 and start > 0 else "")
-    return GameTime(start * TUNED_GAMES * BUSY_CORES,
+    factor = run_over_start(config.search.depth)
+    return GameTime(start * factor,
                     f"measured now: {counted(len(times), 'game')} at the starting weights, "
-                    f"{seconds_text(start)}{spread} a game, x{TUNED_GAMES * BUSY_CORES:g} for "
-                    "tuned weights on busy cores")
+                    f"{seconds_text(start)}{spread} a game, x{factor:g} for a run's games at "
+                    "this depth on busy cores")
+
+
+def run_over_start(depth: DepthPolicy) -> float:
+    """What a game of a run costs on busy cores against one at its start on an idle core, at
+    the depth (or the fixed depth a policy costs about as much as)."""
+    return RUN_OVER_START.get(rough_depth(depth), RUN_OVER_START_DEEPER)
 
 
 def recorded_game_time(run_dir: Path, config: RunConfig) -> GameTime | None:
