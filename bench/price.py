@@ -1,27 +1,42 @@
-"""The price ``tune run --dry-run`` gives beside what shipped runs really took.
+"""The price ``tune run --dry-run`` gives beside what real runs took.
 
-Each campaign of runs/RESULTS.md's table is priced from its run directory's ``config.yaml`` (the
-config it ran with) on the CPUs it ran on, plus ``START_SECONDS`` for each sitting it was resumed
-in, and set beside its recorded wall time (runs/RESULTS.md: those runs' directories hold no
-timings but classic-d3-fixed64's). The game time at the start is bench/data/game_times.json's
-where it holds a config with the same family, parameters and search (first-generation candidates
-timed on an idle core, bench/record_game_times.py), else measured now as ``--dry-run`` measures
-it (the playing thread's CPU clock: a busy machine inflates it less than the wall clock, but
-still inflates it); either way times the allowances for tuned weights and busy cores
-(``tuner.analysis.price``). The goal: every ratio within 0.75 to 1.25.
+Two sets of runs, each priced as ``--dry-run`` prices it (``tuner.analysis.price``), on the CPUs
+it ran on, plus ``START_SECONDS`` for each sitting it was resumed in:
 
-Run: ``python bench/price.py`` (a minute; ``--runs classic-d3`` prices one campaign).
+- *measured*: the shipped configs run in full with today's code, one after another on an idle
+  machine (bench/data/price_runs.json, written by ``--record``). Each holds its config as it ran,
+  its wall time (the sum of its sittings, from its ``run.log``) and the CPU time of a game at its
+  starting weights on one idle core, measured after the runs on the same machine: the estimate
+  is that start times ``run_over_start`` at the config's depth, the allowance these same runs
+  measured at depths 1 and 2 (a consistency check there, not a test of it).
+- *recorded*: runs/RESULTS.md's campaigns (older code; their wall times from the table). The
+  game time at the start is bench/data/game_times.json's where it holds a config with the same
+  family, parameters and search (first-generation candidates timed on an idle core,
+  bench/record_game_times.py), else measured now. classic-d3 (9 h 56 min on 2 cores) is priced by
+  the deeper allowance, which these runs did not set.
+
+The goal: every ratio within 0.75 to 1.25.
+
+Run: ``python bench/price.py`` (a minute; ``--runs classic-d3`` prices some runs by name).
+``python bench/price.py --record outputs/classic-d1 ...`` measures each run's start on this
+machine (keep it idle) and writes the runs to ``--data``.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
+import os
+import platform
 import statistics
 from pathlib import Path
 
+from engine.atomic import atomic_write
 from tuner.analysis import price
-from tuner.config import load_config
+from tuner.analysis.report import read_rows
+from tuner.config import load_config, parse_config
+from tuner.store import checkpoint as ckpt
 
 ROOT = Path(__file__).resolve().parents[1]
 # (run directory, wall seconds, CPUs, sittings), as runs/RESULTS.md's campaign table gives them
@@ -37,48 +52,144 @@ CAMPAIGNS = [
     ("runs/strategies-d3/classic-d3-fixed64", 3 * 3600 + 22 * 60, 2, 2),
 ]
 GAME_TIMES = ROOT / "bench" / "data" / "game_times.json"
+PRICE_RUNS = ROOT / "bench" / "data" / "price_runs.json"
+RECORD_SECONDS = 20.0  # CPU-seconds of games at a run's start that --record plays
+LOG_TIME = "%Y-%m-%d %H:%M:%S,%f"  # run.log's time stamps (logging's asctime)
 
 
 def recorded_start(config) -> price.GameTime | None:
     """game_times.json's first-generation games of a shipped config that starts where ``config``
-    does, with its allowances; None where it holds none."""
+    does, with its allowance; None where it holds none."""
     recorded = json.loads(GAME_TIMES.read_text(encoding="utf-8"))["configs"]
     mine = config.resolved()
     for name, entry in recorded.items():
         shipped = load_config(ROOT / "configs" / f"{name}.yaml").resolved()
         if all(shipped[key] == mine[key] for key in ("family", "params", "search")):
             start = statistics.fmean(game[1] for games in entry["candidates"] for game in games)
-            factor = price.TUNED_GAMES * price.BUSY_CORES
+            factor = price.run_over_start(config.search.depth)
             return price.GameTime(start * factor, f"game_times.json ({name}), "
                                                   f"{price.seconds_text(start)} x{factor:g}")
     return None
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", nargs="*", help="campaigns by run name (default: all)")
-    parser.add_argument("--measure-seconds", type=float, default=price.MEASURE_SECONDS,
-                        help="CPU-seconds of games measured now a config (default: as "
-                             "--dry-run)")
-    args = parser.parse_args()
-    print(f"{'run':<20} {'CPUs':>4} {'games':>8} {'game time':>9} {'estimate':>12} "
-          f"{'real':>12} {'ratio':>6}  game time from")
-    ratios = []
-    for where, real, cpus, sittings in CAMPAIGNS:
-        if args.runs and Path(where).name not in args.runs:
+def sittings(run_dir: Path) -> list[float]:
+    """The wall seconds of each sitting of a run, from its ``run.log``: from a sitting's first
+    line (``run NAME: ...``, as the run starts) to its last; for a log without lines,
+    ``status.json``'s start to its last update. Work a sitting lost when it was cut
+    (a generation it had not finished) is not counted: it is no part of what the config costs."""
+    walls, first, last = [], None, None
+    name = ckpt.read_stored_config(run_dir)["run"]["name"]
+    for line in (run_dir / ckpt.LOG_FILE).read_text(encoding="utf-8").splitlines():
+        try:
+            stamp = datetime.datetime.strptime(line[:23], LOG_TIME).timestamp()
+        except ValueError:
+            continue  # a message's second line
+        if line[24:].startswith(f"run {name}: "):
+            if first is not None:
+                walls.append(last - first)
+            first = stamp
+        last = stamp
+    if first is not None:
+        walls.append(last - first)
+    if not walls:  # a log with no line (older code wrote none under --quiet): one sitting
+        status = json.loads((run_dir / ckpt.STATUS_FILE).read_text(encoding="utf-8"))
+        walls.append(status["updated"] - status["started"])
+    return walls
+
+
+def record(run_dirs: list[Path], out: Path, seconds: float) -> None:
+    """Measure each run's start here and write the runs to ``out``."""
+    runs = {}
+    for run_dir in run_dirs:
+        document = ckpt.read_stored_config(run_dir)
+        config = parse_config(document, str(run_dir / ckpt.CONFIG_FILE))
+        cluster = read_rows(run_dir / ckpt.CLUSTER_FILE, ("cpus", "game_seconds"), required=True)
+        history = read_rows(run_dir / ckpt.HISTORY_FILE, ("games",), required=True)
+        times = price.start_game_times(config, seconds)
+        walls = sittings(run_dir)
+        runs[config.run.name] = held = {
+            "config": document,
+            "cpus": int(max(row["cpus"] for row in cluster)),
+            "sittings": len(walls),
+            "wall_seconds": round(sum(walls), 1),
+            "generations": len(cluster),
+            "training_games": int(history[-1]["games"]),
+            "game_seconds": round(sum(row["game_seconds"] for row in cluster), 1),
+            "start_games": len(times),
+            "start_game_seconds": round(statistics.fmean(times), 6),
+        }
+        print(f"{config.run.name}: {held['wall_seconds']:,} s in {len(walls)} sittings, "
+              f"{price.seconds_text(held['game_seconds'] / held['training_games'])} a game; "
+              f"its start {price.seconds_text(held['start_game_seconds'])} a game over "
+              f"{len(times)} games", flush=True)
+    recorded = {"recorded": datetime.date.today().isoformat(),
+                "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
+                "runs": runs}
+    atomic_write(out, json.dumps(recorded, indent=1) + "\n")
+    print(f"wrote {out}")
+
+
+def measured_rows(data: Path, names: list[str] | None) -> list[tuple]:
+    """(name, config, CPUs, sittings, real wall seconds, game time) of the runs in ``data``."""
+    held = json.loads(data.read_text(encoding="utf-8"))
+    rows = []
+    for name, run in held["runs"].items():
+        if names and name not in names:
+            continue
+        config = parse_config(run["config"], f"{data.name}: {name}")
+        factor = price.run_over_start(config.search.depth)
+        start = run["start_game_seconds"]
+        game_time = price.GameTime(start * factor, f"start {price.seconds_text(start)} on "
+                                                   f"{held['recorded']} x{factor:g}")
+        rows.append((name, config, run["cpus"], run["sittings"], run["wall_seconds"], game_time))
+    return rows
+
+
+def recorded_rows(names: list[str] | None, measure_seconds: float) -> list[tuple]:
+    """The same for runs/RESULTS.md's campaigns."""
+    rows = []
+    for where, real, cpus, sittings_run in CAMPAIGNS:
+        if names and Path(where).name not in names:
             continue
         config = load_config(ROOT / where / "config.yaml")
-        game_time = recorded_start(config) or price.measured_game_time(config,
-                                                                       args.measure_seconds)
-        result = price.price(config, cpus, game_time)
-        estimate = result.wall_seconds(cpus) + (sittings - 1) * price.START_SECONDS
-        ratios.append(estimate / real)
-        print(f"{Path(where).name:<20} {cpus:>4} {result.games.total:>8,} "
-              f"{price.seconds_text(game_time.seconds):>9} {price.duration(estimate):>12} "
-              f"{price.duration(real):>12} {estimate / real:>6.2f}  {game_time.source}",
-              flush=True)
-    inside = sum(0.75 <= r <= 1.25 for r in ratios)
-    print(f"within 25%: {inside} of {len(ratios)}")
+        game_time = recorded_start(config) or price.measured_game_time(config, measure_seconds)
+        rows.append((Path(where).name, config, cpus, sittings_run, real, game_time))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", nargs="*", help="runs by name (default: all)")
+    parser.add_argument("--measure-seconds", type=float,
+                        help="CPU-seconds of games measured now a config (default: as "
+                             f"--dry-run; with --record, {RECORD_SECONDS:g})")
+    parser.add_argument("--record", nargs="+", type=Path, metavar="RUN_DIR",
+                        help="measure these finished runs' starts and write them to --data")
+    parser.add_argument("--data", type=Path, default=PRICE_RUNS,
+                        help="the measured runs (default: bench/data/price_runs.json)")
+    args = parser.parse_args()
+    if args.measure_seconds is None:
+        args.measure_seconds = RECORD_SECONDS if args.record else price.MEASURE_SECONDS
+    if args.record:
+        record(args.record, args.data, args.measure_seconds)
+        return
+    print(f"{'run':<20} {'CPUs':>4} {'games':>8} {'game time':>9} {'estimate':>12} "
+          f"{'real':>12} {'ratio':>6}  game time from")
+    inside = []
+    for label, rows in (("measured", lambda: measured_rows(args.data, args.runs)),
+                        ("recorded", lambda: recorded_rows(args.runs, args.measure_seconds))):
+        ratios = []
+        for name, config, cpus, sittings_run, real, game_time in rows():
+            result = price.price(config, cpus, game_time)
+            estimate = result.wall_seconds(cpus) + (sittings_run - 1) * price.START_SECONDS
+            ratios.append(estimate / real)
+            print(f"{name:<20} {cpus:>4} {result.games.total:>8,} "
+                  f"{price.seconds_text(game_time.seconds):>9} {price.duration(estimate):>12} "
+                  f"{price.duration(real):>12} {estimate / real:>6.2f}  {label}: "
+                  f"{game_time.source}", flush=True)
+        if ratios:
+            inside.append(f"{label} {sum(0.75 <= r <= 1.25 for r in ratios)} of {len(ratios)}")
+    print(f"within 25%: {', '.join(inside) or 'no run'}")
 
 
 if __name__ == "__main__":

@@ -60,18 +60,6 @@ os._exit({EXIT_RAY_GUARD})
 
 # ---- the engine's kernels, once for the session --------------------------------------------------
 
-# The kernels of every built-in and example family. A family file elsewhere (a test's copy) shares
-# them where its terms have the same shape: only its own few functions compile.
-COMPILE_KERNELS = """
-import sys
-from engine.families.specs import FAMILIES
-from engine.solver import Solver
-for spec in [*FAMILIES, *sys.argv[1:]]:
-    Solver(spec, depth=1)
-"""
-EXAMPLE_FAMILIES = ("examples/families/seed001.py:Seed001", "examples/families/seed003.py:Seed003")
-
-
 def pytest_configure(config: pytest.Config) -> None:
     """The engine's compiled kernels, loaded or compiled once before pytest-xdist starts the test
     processes (in a process of their own: the tests' see no family imported). From a cold numba
@@ -80,7 +68,7 @@ def pytest_configure(config: pytest.Config) -> None:
     at once; from a warm cache this takes a second."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
         return
-    done = subprocess.run([sys.executable, "-c", COMPILE_KERNELS, *EXAMPLE_FAMILIES],
+    done = subprocess.run([sys.executable, str(REPO_ROOT / "tests" / "compile_kernels.py")],
                           cwd=REPO_ROOT,
                           env={**os.environ, "PYTHONPATH": os.pathsep.join(import_path())},
                           capture_output=True, text=True, check=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -139,11 +140,56 @@ def test_nneonneo_games_go_on_from_any_checkout_of_the_same_engine(tmp_path, nne
 def test_price_sets_the_estimate_beside_the_recorded_wall_time(tmp_path):
     out = bench(tmp_path, "price.py", "--runs", "classic-d1", "classic-d3",
                 "--measure-seconds", "0")
-    rows = {line.split()[0]: line.split() for line in out.splitlines()[1:-1]}
-    assert set(rows) == {"classic-d1", "classic-d3"}
-    assert "measured now: 1 game" in " ".join(rows["classic-d1"])
-    assert "game_times.json (classic-d3)" in " ".join(rows["classic-d3"])
-    assert out.splitlines()[-1].startswith("within 25%: ")
+    rows = [line.split() for line in out.splitlines()[1:-1]]
+    sets = {(row[0], next(word for word in row if word.endswith(":"))) for row in rows}
+    assert sets == {("classic-d1", "measured:"), ("classic-d1", "recorded:"),
+                    ("classic-d3", "recorded:")}
+    assert "measured now: 1 game" in out.splitlines()[2]
+    assert "game_times.json (classic-d3)" in out.splitlines()[3]
+    assert re.fullmatch(r"within 25%: measured [01] of 1, recorded [0-2] of 2", out.splitlines()[-1])
+
+
+def test_price_records_a_finished_run_and_prices_it(tmp_path):
+    """``--record``: the run's config, CPUs, sittings and their wall time from its log (a
+    sitting starts at its "run NAME:" line; a message's second line is no time), its start
+    measured here; then the run is priced beside that wall time."""
+    from tuner.config import parse_config, stored_text
+
+    run_dir = tmp_path / "tiny"
+    run_dir.mkdir()
+    document = {"run": {"name": "tiny", "seed": 7}, "family": "classic",
+                "params": {"merges_weight": {"init": 100, "low": 10, "high": 10000},
+                           "empty_weight": {"init": 50, "low": 10, "high": 10000}},
+                "search": {"depth": 0}, "evaluation": {"games": 8},
+                "cmaes": {"popsize": 4, "max_generations": 3},
+                "validation": {"games": 10, "top_k": 2}}
+    config = parse_config(document, "tiny.yaml")
+    (run_dir / "config.yaml").write_text(stored_text(config.resolved()))
+    (run_dir / "cluster.csv").write_text("generation,cpus,seconds,game_seconds,share\n"
+                                         "1,2,5,8.0,0.8\n2,2,5,4.0,0.4\n3,2,5,4.0,0.4\n")
+    (run_dir / "history.csv").write_text("generation,evaluations,games\n1,4,32\n2,8,64\n"
+                                         "3,12,96\n")
+    (run_dir / "run.log").write_text(
+        "2026-11-27 04:46:02,000 run tiny: family classic, depth 0\n"
+        "2026-11-27 04:46:12,500 gen 1 of 3\n"
+        "2026-11-27 04:46:20,000 interrupted after generation 1 (checkpointed); resume with:\n"
+        "  tune resume outputs/tiny\n"
+        "2026-11-27 05:00:00,000 run tiny: family classic, depth 0\n"
+        "2026-11-27 05:00:30,000 done: reached max_generations (3)\n")
+    data = tmp_path / "runs.json"
+    bench(tmp_path, "price.py", "--record", str(run_dir), "--data", str(data),
+          "--measure-seconds", "0")
+    [(name, held)] = json.loads(data.read_text())["runs"].items()
+    assert name == "tiny" and held["config"] == config.resolved()
+    assert (held["cpus"], held["sittings"], held["wall_seconds"]) == (2, 2, 48.0)
+    assert (held["generations"], held["training_games"], held["game_seconds"]) == (3, 96, 16.0)
+    assert held["start_game_seconds"] > 0 and held["start_games"] >= 1
+    out = bench(tmp_path, "price.py", "--data", str(data), "--runs", "tiny")
+    [line] = out.splitlines()[1:-1]
+    row = line.split()
+    assert row[:3] == ["tiny", "2", f"{3 * 4 * 8 + 3 * 10}"] and " 48 s " in line
+    ratio = float(row[row.index("measured:") - 1])  # two starts of 15 s, games of no time
+    assert ratio == pytest.approx(2 * 15 / 48, abs=0.02)
 
 
 def test_depth_price_prices_games_and_moves_and_goes_on_where_it_was(tmp_path):

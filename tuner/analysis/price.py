@@ -40,14 +40,14 @@ from tuner.store import checkpoint as ckpt
 
 # A game of the whole run against one at its start, measured alone on an idle core, by depth:
 # tuning changes how long games last, and every core of a machine that plays only games is
-# slower than an idle one. Measured on the shipped configs run in full on 2 busy cores
-# (docs/benchmarks.md, "The price of a run"): at depth 1 their runs' games cost 0.71 to 0.95 of
-# the start's (the first generations' candidates, spread around a start that is already good,
-# play shorter games, and tuning lengthens them little); at depth 2, 1.25 to 1.33 (games grow as
-# the run gets stronger). Deeper, the classic-d3 winner's games cost 1.49 times its start's
+# slower than an idle one. The shipped configs run in full on 2 busy cores (bench/price.py,
+# bench/data/price_runs.json) played games 0.59 to 1.14 times as long as their start's at depth 1
+# (the first generations' candidates, spread around a start that is already good, play shorter
+# games) and 0.86 to 1.33 times at depth 2: these factors put 6 of those 7 runs' prices within
+# 25% of their wall time. Deeper, the classic-d3 winner's games cost 1.49 times its start's
 # (bench/data/depth_price*.json), times 1.2 for busy cores (classic-d2's games ran 1.22 times
 # slower at 16 busy CPUs than on an idle core).
-RUN_OVER_START = {1: 0.85, 2: 1.3}
+RUN_OVER_START = {1: 0.75, 2: 1.05}
 RUN_OVER_START_DEEPER = 1.8
 START_SECONDS = 15.0  # Ray's start and the workers' loading of the engine, once a run
 CLUSTER_SIZES = (16, 64)  # besides the CPUs the run would use
@@ -141,21 +141,12 @@ def rough_game_time(config: RunConfig) -> GameTime:
 
 
 def measured_game_time(config: RunConfig, budget: float | None = None) -> GameTime:
-    """Games at the config's starting weights, on its first training seeds, one after another
-    until ``budget`` CPU-seconds are spent (at least one game): their mean CPU time, times
+    """Games at the config's starting weights (``start_game_times``), their mean CPU time times
     ``run_over_start`` at the config's depth. A depth whose games are too long to play here gets
     the rough figure."""
     if UnitSize.rough_seconds(config.search.depth) > LONGEST_MEASURED:
         return rough_game_time(config)
-    space = SearchSpace(config.params)
-    solver = config.player(space.weights(space.initial())).solver()  # builds, or compiles
-    times = []
-    for seed in training_seeds(config.run.seed, 1, MEASURE_GAMES):
-        started = time.thread_time()
-        solver.play(seed)
-        times.append(time.thread_time() - started)
-        if sum(times) >= (MEASURE_SECONDS if budget is None else budget):
-            break
+    times = start_game_times(config, MEASURE_SECONDS if budget is None else budget)
     start = statistics.fmean(times)
     spread = (f" +/- {statistics.stdev(times) / math.sqrt(len(times)) / start:.0%}"
               if len(times) > 1 and start > 0 else "")
@@ -164,6 +155,22 @@ def measured_game_time(config: RunConfig, budget: float | None = None) -> GameTi
                     f"measured now: {counted(len(times), 'game')} at the starting weights, "
                     f"{seconds_text(start)}{spread} a game, x{factor:g} for a run's games at "
                     "this depth on busy cores")
+
+
+def start_game_times(config: RunConfig, budget: float) -> list[float]:
+    """The CPU-seconds of games at the config's starting weights, on its first training seeds,
+    one after another until ``budget`` CPU-seconds are spent (at least one game), timed on the
+    playing thread's own clock."""
+    space = SearchSpace(config.params)
+    solver = config.player(space.weights(space.initial())).solver()  # builds, or compiles
+    times = []
+    for seed in training_seeds(config.run.seed, 1, MEASURE_GAMES):
+        started = time.thread_time()
+        solver.play(seed)
+        times.append(time.thread_time() - started)
+        if sum(times) >= budget:
+            break
+    return times
 
 
 def run_over_start(depth: DepthPolicy) -> float:
