@@ -175,8 +175,8 @@ def start_game_times(config: RunConfig, budget: float) -> list[float]:
 
 def run_over_start(depth: DepthPolicy) -> float:
     """What a game of a run costs on busy cores against one at its start on an idle core, at
-    the depth (or the fixed depth a policy costs about as much as)."""
-    return RUN_OVER_START.get(rough_depth(depth), RUN_OVER_START_DEEPER)
+    the depth (or the fixed depth a policy costs about as much as; depth 0 as depth 1)."""
+    return RUN_OVER_START.get(max(1, rough_depth(depth)), RUN_OVER_START_DEEPER)
 
 
 def recorded_game_time(run_dir: Path, config: RunConfig) -> GameTime | None:

@@ -85,6 +85,22 @@ def test_durations_read_as_people_read_them():
         "40 s", "12 min", "9 h 56 min", "4.6 days"]
 
 
+@pytest.mark.parametrize("depth, factor", [
+    (0, price.RUN_OVER_START[1]), (1, price.RUN_OVER_START[1]), (2, price.RUN_OVER_START[2]),
+    (3, price.RUN_OVER_START_DEEPER), ("auto:floor=1,cap=2", price.RUN_OVER_START[2]),
+    ("auto:floor=1,cap=3", price.RUN_OVER_START_DEEPER),
+])
+def test_a_game_measured_at_the_start_is_priced_at_its_depths_factor(tmp_path, monkeypatch,
+                                                                     depth, factor):
+    """The start's mean CPU time, times the factor of the fixed depth the policy costs about as
+    much as (a board rule: a few layers above its floor, at most its cap)."""
+    config = config_of(tiny(tmp_path, search={"depth": depth}))
+    monkeypatch.setattr(price, "start_game_times", lambda config, budget: [0.25, 0.75])
+    measured = price.measured_game_time(config)
+    assert measured.seconds == pytest.approx(0.5 * factor)
+    assert f"0.5 s +/- 50% a game, x{factor:g} for a run's games at this depth" in measured.source
+
+
 def test_an_earlier_run_of_the_config_gives_recorded_game_times(tmp_path):
     config = config_of(tiny(tmp_path))
     run_dir = tmp_path / "run"
