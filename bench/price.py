@@ -30,6 +30,7 @@ import json
 import os
 import platform
 import statistics
+import sys
 from pathlib import Path
 
 from engine.atomic import atomic_write
@@ -101,12 +102,18 @@ def record(run_dirs: list[Path], out: Path, seconds: float) -> None:
     """Measure each run's start here and write the runs to ``out``."""
     runs = {}
     for run_dir in run_dirs:
-        document = ckpt.read_stored_config(run_dir)
-        config = parse_config(document, str(run_dir / ckpt.CONFIG_FILE))
-        cluster = read_rows(run_dir / ckpt.CLUSTER_FILE, ("cpus", "game_seconds"), required=True)
-        history = read_rows(run_dir / ckpt.HISTORY_FILE, ("games",), required=True)
+        try:  # every file read before any game is played
+            document = ckpt.read_stored_config(run_dir)
+            config = parse_config(document, str(run_dir / ckpt.CONFIG_FILE))
+            cluster = read_rows(run_dir / ckpt.CLUSTER_FILE, ("cpus", "game_seconds"),
+                                required=True)
+            history = read_rows(run_dir / ckpt.HISTORY_FILE, ("games",), required=True)
+            walls = sittings(run_dir)
+        except (ValueError, OSError, KeyError) as err:  # CheckpointError is a ValueError
+            print(f"bench/price.py: error: --record {run_dir}: not a run that played: {err}",
+                  file=sys.stderr)
+            raise SystemExit(2) from None
         times = price.start_game_times(config, seconds)
-        walls = sittings(run_dir)
         runs[config.run.name] = held = {
             "config": document,
             "cpus": int(max(row["cpus"] for row in cluster)),

@@ -192,6 +192,17 @@ def test_price_records_a_finished_run_and_prices_it(tmp_path):
     assert ratio == pytest.approx(2 * 15 / 48, abs=0.02)
 
 
+def test_price_refuses_to_record_what_is_not_a_run_that_played(tmp_path):
+    (tmp_path / "empty").mkdir()
+    done = subprocess.run([sys.executable, str(BENCH / "price.py"), "--record",
+                           str(tmp_path / "empty"), "--data", str(tmp_path / "runs.json")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"bench/price.py: error: --record {tmp_path / 'empty'}: not a run ")
+    assert not (tmp_path / "runs.json").exists()
+
+
 def test_depth_price_prices_games_and_moves_and_goes_on_where_it_was(tmp_path):
     args = ["--games", "2", "--policies", "1", "2", "--per-move", "1", "auto:floor=1,cap=2",
             "--move-games", "1", "--per-group", "1", "--jobs", "1", "--out",
