@@ -146,7 +146,8 @@ def test_price_sets_the_estimate_beside_the_recorded_wall_time(tmp_path):
                     ("classic-d3", "recorded:")}
     assert "measured now: 1 game" in out.splitlines()[2]
     assert "game_times.json (classic-d3)" in out.splitlines()[3]
-    assert re.fullmatch(r"within 25%: measured [01] of 1, recorded [0-2] of 2", out.splitlines()[-1])
+    assert re.fullmatch(r"within 25%: measured [01] of 1, recorded [0-2] of 2",
+                        out.splitlines()[-1])
 
 
 def test_price_records_a_finished_run_and_prices_it(tmp_path):
