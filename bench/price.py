@@ -67,19 +67,23 @@ def recorded_start(config) -> price.GameTime | None:
         shipped = load_config(ROOT / "configs" / f"{name}.yaml").resolved()
         if all(shipped[key] == mine[key] for key in ("family", "params", "search")):
             start = statistics.fmean(game[1] for games in entry["candidates"] for game in games)
-            factor = price.run_over_start(config.search.depth)
-            return price.GameTime(start * factor, f"game_times.json ({name}), "
-                                                  f"{price.seconds_text(start)} x{factor:g}")
+            return from_start(start, config, f"game_times.json ({name}),")
     return None
 
 
-def sittings(run_dir: Path) -> list[float]:
+def from_start(start: float, config, where: str) -> price.GameTime:
+    """A run's game time from its start's (``start`` CPU-seconds a game), as ``--dry-run`` prices
+    one: times ``run_over_start`` at the config's depth."""
+    factor = price.run_over_start(config.search.depth)
+    return price.GameTime(start * factor, f"{where} {price.seconds_text(start)} x{factor:g}")
+
+
+def sittings(run_dir: Path, name: str) -> list[float]:
     """The wall seconds of each sitting of a run, from its ``run.log``: from a sitting's first
-    line (``run NAME: ...``, as the run starts) to its last; for a log without lines,
+    line (``run NAME: ...``, as the run ``name`` starts) to its last; for a log without lines,
     ``status.json``'s start to its last update. Work a sitting lost when it was cut
     (a generation it had not finished) is not counted: it is no part of what the config costs."""
     walls, first, last = [], None, None
-    name = ckpt.read_stored_config(run_dir)["run"]["name"]
     for line in (run_dir / ckpt.LOG_FILE).read_text(encoding="utf-8").splitlines():
         try:
             stamp = datetime.datetime.strptime(line[:23], LOG_TIME).timestamp()
@@ -108,7 +112,7 @@ def record(run_dirs: list[Path], out: Path, seconds: float) -> None:
             cluster = read_rows(run_dir / ckpt.CLUSTER_FILE, ("cpus", "game_seconds"),
                                 required=True)
             history = read_rows(run_dir / ckpt.HISTORY_FILE, ("games",), required=True)
-            walls = sittings(run_dir)
+            walls = sittings(run_dir, config.run.name)
         except (ValueError, OSError, KeyError) as err:  # CheckpointError is a ValueError
             print(f"bench/price.py: error: --record {run_dir}: not a run that played: {err}",
                   file=sys.stderr)
@@ -144,10 +148,7 @@ def measured_rows(data: Path, names: list[str] | None) -> list[tuple]:
         if names and name not in names:
             continue
         config = parse_config(run["config"], f"{data.name}: {name}")
-        factor = price.run_over_start(config.search.depth)
-        start = run["start_game_seconds"]
-        game_time = price.GameTime(start * factor, f"start {price.seconds_text(start)} on "
-                                                   f"{held['recorded']} x{factor:g}")
+        game_time = from_start(run["start_game_seconds"], config, f"start on {held['recorded']},")
         rows.append((name, config, run["cpus"], run["sittings"], run["wall_seconds"], game_time))
     return rows
 
