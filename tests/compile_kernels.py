@@ -1,7 +1,7 @@
 """Compile (or load from numba's cache) the engine's kernels for every built-in family and the
 example families the suite plays: what the suite does once before its test processes start
-(conftest's ``pytest_configure``), and what ``.ci/run`` does for its second environment while the
-first one's tests start. A family file elsewhere (a test's copy) shares these kernels where its
+(conftest's ``pytest_configure``), and what ``.ci/run`` does for its second environment, into
+that one's own numba cache, while the first environment's suite compiles its own. A family file elsewhere (a test's copy) shares these kernels where its
 terms have the same shape: only its own few functions compile.
 
 Run from the checkout with it on the import path: ``PYTHONPATH=. python tests/compile_kernels.py``.
