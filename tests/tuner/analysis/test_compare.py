@@ -164,7 +164,7 @@ def test_the_report_columns_line_up_under_a_depth_policy_longer_than_its_heading
 # ---- --save: a comparison kept game by game, and gone on with ----------------------------------
 
 def compare(*args: str, driver: str = "") -> subprocess.CompletedProcess:
-    code = driver + "import sys; from tuner.cli.main import main; sys.exit(main(sys.argv[1:]))"
+    code = driver + "import sys; from tuner.cli.main import main; sys.exit(main())"
     return subprocess.run([sys.executable, "-c", code, "compare", *args], capture_output=True,
                           text=True, timeout=600, check=False)
 

@@ -173,7 +173,7 @@ def test_a_bug_exits_1_with_its_traceback(tmp_path):
     driver = ("import sys\nimport tuner.loop.run\n"
               "def bug(*args, **kwargs):\n    raise ValueError('a bug in the run loop')\n"
               "tuner.loop.run.TuningRun.start = bug\n"
-              "from tuner.cli.main import main\nsys.exit(main(sys.argv[1:]))\n")
+              "from tuner.cli.main import main\nsys.exit(main())\n")
     config = small_config(tmp_path)
     done = subprocess.run(
         [sys.executable, "-c", driver, "--config", str(config)],

@@ -141,3 +141,22 @@ def test_checking_a_config_loads_neither_pycma_nor_numba():
     # numpy it does load: the check computes each family's heuristic, numpy code, at the corners
     # of the box (tuner.config._check_heuristic)
     assert {name for name in HEAVY if loaded[name]} == {"numpy"}
+
+
+# a signal to itself once main() has returned, as a second Ctrl-C that comes while tune exits
+SIGNAL_AFTER_MAIN = ("import os, signal, sys\nfrom tuner.cli.main import main\n"
+                     "code = {call}\nos.kill(os.getpid(), signal.{name})\nsys.exit(code)")
+
+
+@pytest.mark.parametrize("name", ["SIGINT", "SIGTERM"])
+def test_the_tune_process_ignores_signals_once_its_outcome_is_known(name):
+    program = SIGNAL_AFTER_MAIN.format(call="main()", name=name)
+    done = subprocess.run([sys.executable, "-c", program, "play", "--games", "0"],
+                          capture_output=True, text=True, timeout=60, check=False, cwd=ROOT)
+    assert done.returncode == 2, done.stderr  # the refusal's own status, not the signal's
+    assert done.stderr.count("\n") == 1 and "--games" in done.stderr
+    # main(argv) is the command run inside a program, which keeps its own handling of signals
+    in_process = SIGNAL_AFTER_MAIN.format(call="main(['play', '--games', '0'])", name=name)
+    done = subprocess.run([sys.executable, "-c", in_process], capture_output=True, text=True,
+                          timeout=60, check=False, cwd=ROOT)
+    assert done.returncode != 2

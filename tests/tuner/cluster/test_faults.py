@@ -92,7 +92,9 @@ def write_config(tmp_path: Path, games: int | dict | None = None, **ray_options)
 # A shell that starts a job in the background (`.ci/run &`) makes its children ignore SIGINT;
 # the driver restores Python's handler first, so that it sees Ctrl-C as a terminal delivers it.
 CTRL_C_AS_IN_A_TERMINAL = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
-TUNE_MAIN = "import sys; from tuner.cli.main import main; sys.exit(main(sys.argv[1:]))"
+# main() with no argument, as the installed `tune` calls it: the process is the command, and a
+# second Ctrl-C that comes while it exits is ignored (main(argv) is the command run in-process).
+TUNE_MAIN = "import sys; from tuner.cli.main import main; sys.exit(main())"
 
 
 def start_tune(tmp_path: Path, *args: str, driver: str | None = None,
@@ -377,7 +379,7 @@ def play_unit(candidate, spec, seeds, version):
     return real_play_unit(candidate, spec, seeds, version)
 evaluation.play_unit = play_unit
 from tuner.cli.main import main
-sys.exit(main(sys.argv[1:]))
+sys.exit(main())
 """
 
 
@@ -412,7 +414,7 @@ def slow_replace(src, dst):
     real_replace(src, dst)
 atomic.os.replace = slow_replace
 from tuner.cli.main import main
-sys.exit(main(sys.argv[1:]))
+sys.exit(main())
 """
 
 
