@@ -64,7 +64,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """The engine's compiled kernels, loaded or compiled once before pytest-xdist starts the test
     processes (in a process of their own: the tests' see no family imported). From a cold numba
     cache (a fresh clone, as in CI) every test process, ``tune`` and Ray worker that needed a
-    family before its kernels were cached compiled them itself, 10 to 15 s a family each, several
+    family before its kernels were cached compiled them itself, about 10 s a family each, several
     at once; from a warm cache this takes a second."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
         return
