@@ -37,10 +37,10 @@ def installed(tmp_path_factory) -> tuple[Path, Path]:
     assert built.returncode == 0, built.stderr
     wheels = list((root / "dist").glob("tune2048-*.whl"))
     assert len(wheels) == 1
-    venv.create(root / "env", with_pip=True)
+    venv.create(root / "env")  # without pip of its own: this one's installs into it
     bin_dir = root / "env" / "bin"
-    done = run(bin_dir / "python", "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
-               wheels[0], cwd=root)
+    done = run(sys.executable, "-m", "pip", "--python", bin_dir / "python", "install", "--quiet",
+               "--no-deps", "--no-index", wheels[0], cwd=root)
     assert done.returncode == 0, done.stderr
     site = run(bin_dir / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])",
                cwd=root).stdout.strip()
@@ -52,17 +52,15 @@ def installed(tmp_path_factory) -> tuple[Path, Path]:
     return bin_dir, work
 
 
-def test_the_wheel_holds_the_package_and_not_the_checkout(installed):
+# One test, so that the environment is built once whatever process pytest-xdist gives it to
+def test_the_wheel_holds_the_package_and_its_baselines_play_by_name_after_a_plain_install(
+        installed):
     bin_dir, work = installed
     where = run(bin_dir / "python", "-c", "import engine, tuner.cli; print(engine.__file__); "
                 "print(tuner.__file__); print(tuner.cli.__file__)", cwd=work)
     assert where.returncode == 0, where.stderr
     for line in where.stdout.split():
         assert Path(line).is_relative_to(bin_dir.parent) and "site-packages" in line, line
-
-
-def test_the_baselines_play_by_name_after_a_plain_install(installed):
-    bin_dir, work = installed
     shipped = run(bin_dir / "python", "-c", "from engine.baselines import baseline_names; "
                   "print(' '.join(baseline_names()))", cwd=work)
     expected = sorted(path.stem for path in (REPO_ROOT / "engine" / "baselines").glob("*.yaml"))
