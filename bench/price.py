@@ -19,7 +19,9 @@ The goal: every ratio within 0.75 to 1.25.
 
 Run: ``python bench/price.py`` (a minute; ``--runs classic-d3`` prices some runs by name).
 ``python bench/price.py --record outputs/classic-d1 ...`` measures each run's start on this
-machine (keep it idle) and writes the runs to ``--data``.
+machine (keep it idle) and writes the runs to ``--data``. ``--repeat N`` times each measured
+run's start N times now and prices it with each: how far the machine's own speed moves an
+estimate, whatever the method.
 """
 
 from __future__ import annotations
@@ -165,21 +167,49 @@ def recorded_rows(names: list[str] | None, measure_seconds: float) -> list[tuple
     return rows
 
 
+def repeat_starts(data: Path, names: list[str] | None, repeats: int, seconds: float) -> None:
+    """Each measured run's start timed ``repeats`` times, one after another, and the ratio of
+    the estimate each gives to the real wall time."""
+    print(f"{'run':<20} {'recorded':>9}  now (estimate / real)")
+    spreads = []
+    for name, config, cpus, sittings_run, real, game_time in measured_rows(data, names):
+        starts = [statistics.fmean(price.start_game_times(config, seconds))
+                  for _ in range(repeats)]
+        ratios = []
+        for start in starts:
+            result = price.price(config, cpus, from_start(start, config, "now"))
+            ratios.append((result.wall_seconds(cpus) + (sittings_run - 1) * price.START_SECONDS)
+                          / real)
+        spreads.append(max(starts) / min(starts))
+        recorded = game_time.seconds / price.run_over_start(config.search.depth)
+        timed = "  ".join(f"{price.seconds_text(start)} ({ratio:.2f})"
+                          for start, ratio in zip(starts, ratios, strict=True))
+        print(f"{name:<20} {price.seconds_text(recorded):>9}  {timed}", flush=True)
+    if spreads:
+        print(f"slowest over fastest start, run by run: {min(spreads):.2f} to {max(spreads):.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", nargs="*", help="runs by name (default: all)")
     parser.add_argument("--measure-seconds", type=float,
                         help="CPU-seconds of games measured now a config (default: as "
-                             f"--dry-run; with --record, {RECORD_SECONDS:g})")
+                             f"--dry-run; with --record or --repeat, {RECORD_SECONDS:g})")
     parser.add_argument("--record", nargs="+", type=Path, metavar="RUN_DIR",
                         help="measure these finished runs' starts and write them to --data")
     parser.add_argument("--data", type=Path, default=PRICE_RUNS,
                         help="the measured runs (default: bench/data/price_runs.json)")
+    parser.add_argument("--repeat", type=int, metavar="N",
+                        help="time each measured run's start N times now and price it with each")
     args = parser.parse_args()
     if args.measure_seconds is None:
-        args.measure_seconds = RECORD_SECONDS if args.record else price.MEASURE_SECONDS
+        args.measure_seconds = (RECORD_SECONDS if args.record or args.repeat
+                                else price.MEASURE_SECONDS)
     if args.record:
         record(args.record, args.data, args.measure_seconds)
+        return
+    if args.repeat:
+        repeat_starts(args.data, args.runs, args.repeat, args.measure_seconds)
         return
     print(f"{'run':<20} {'CPUs':>4} {'games':>8} {'game time':>9} {'estimate':>12} "
           f"{'real':>12} {'ratio':>6}  game time from")

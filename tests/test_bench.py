@@ -154,6 +154,7 @@ def test_price_records_a_finished_run_and_prices_it(tmp_path):
     """``--record``: the run's config, CPUs, sittings and their wall time from its log (a
     sitting starts at its "run NAME:" line; a message's second line is no time), its start
     measured here; then the run is priced beside that wall time."""
+    from tuner.analysis import price
     from tuner.config import parse_config, stored_text
 
     run_dir = tmp_path / "tiny"
@@ -191,6 +192,15 @@ def test_price_records_a_finished_run_and_prices_it(tmp_path):
     assert row[:3] == ["tiny", "2", f"{3 * 4 * 8 + 3 * 10}"] and " 48 s " in line
     ratio = float(row[row.index("measured:") - 1])  # two starts of 15 s, games of no time
     assert ratio == pytest.approx(2 * 15 / 48, abs=0.02)
+    # --repeat: the start timed again, twice, and the run priced with each
+    out = bench(tmp_path, "price.py", "--data", str(data), "--runs", "tiny", "--repeat", "2",
+                "--measure-seconds", "0")
+    [_, line, spread] = out.splitlines()
+    recorded = price.seconds_text(held["start_game_seconds"])
+    assert line.split()[0] == "tiny" and f" {recorded} " in line
+    ratios = [float(found) for found in re.findall(r"\((\d+\.\d+)\)", line)]
+    assert ratios == [pytest.approx(2 * 15 / 48, abs=0.02)] * 2
+    assert spread.startswith("slowest over fastest start, run by run: ")
 
 
 def test_price_refuses_to_record_what_is_not_a_run_that_played(tmp_path):
