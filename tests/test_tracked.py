@@ -75,7 +75,7 @@ CASES = {
 # Refusals that suggest no command: every other one does.
 SUGGESTS_NOTHING = {"run-overwrite-a-shipped-result", "stop-a-committed-campaign"}
 # Commands with no option that writes a file: each is run below on committed files all the same.
-WRITE_NOTHING = {"play", "noise", "families", "family", "status"}
+WRITE_NOTHING = {"play", "noise", "families", "family", "status", "engine"}
 
 
 def git(root: Path, *args: str) -> str:
@@ -155,6 +155,8 @@ def test_the_command_a_refusal_suggests_works_and_changes_no_committed_file(clea
     (["families"], 0),
     (["noise", "--config", "runs/classic-d1/config.yaml", "--games", "2"], EXIT_RAY_GUARD),
     (["status", "runs/classic-d1"], 2),  # a finished run that kept no status file
+    (["engine", "check", "--games", "4", "--", sys.executable,
+      "examples/engines/python_engine.py"], 0),
 ])
 def test_a_command_that_writes_nothing_leaves_the_checkout_as_it_was(clean, no_ray, argv,
                                                                        status):

@@ -31,7 +31,7 @@ try:
 
     from engine.errors import BadInput, Failure, Tune2048Error
     from tuner import commands, interrupts
-    from tuner.cli import compare, export, families, noise, play, report, resume, run, stop
+    from tuner.cli import compare, engine, export, families, noise, play, report, resume, run, stop
     from tuner.cli import status as status_command
     from tuner.cli.options import ENVIRONMENT_ERRORS, Parser, UsageError, verbosity
 except KeyboardInterrupt:  # raised by hand during the imports: ends the command the same way
@@ -46,7 +46,8 @@ if _came:
           file=sys.stderr)
     sys.exit(EXIT_INTERRUPTED)
 
-SUBCOMMANDS = (run, resume, stop, status_command, play, compare, report, noise, export, families)
+SUBCOMMANDS = (run, resume, stop, status_command, play, compare, report, noise, export, families,
+               engine)
 # The short forms' options, given before any subcommand: (option, destination).
 SHORT_FORM = (("--config", "config"), ("--resume", "run_dir"), ("--overwrite", "overwrite"),
               ("--family-changed", "family_changed"), ("--workers", "workers"),

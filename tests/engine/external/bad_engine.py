@@ -1,0 +1,98 @@
+"""The example Python engine with one fault, named by the first argument: what
+tests/engine/external runs to see each fault found and said in one line."""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "engines" / "python_engine.py"
+spec = importlib.util.spec_from_file_location("python_engine", EXAMPLE)
+engine = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(engine)
+real_play, real_spawn = engine.play, engine.spawn
+fault = sys.argv[1]
+
+
+class Rewritten:
+    """stdout with some of the engine's lines replaced, line by line as they are completed."""
+
+    def __init__(self, rewrite):
+        self.rewrite, self.out, self.held = rewrite, sys.stdout, ""
+
+    def write(self, text: str) -> int:
+        *lines, self.held = (self.held + text).split("\n")
+        self.out.write("".join(self.rewrite(line) + "\n" for line in lines))
+        return len(text)
+
+    def flush(self) -> None:
+        self.out.flush()
+
+
+def chained_slide(ranks):
+    """Merges that go on: 2 2 4 becomes 8 in one move."""
+    out, points = [], 0
+    for rank in (rank for rank in ranks if rank):
+        if out and out[-1] == rank:
+            out[-1] += 1
+            points += 1 << out[-1]
+        else:
+            out.append(rank)
+    return out + [0] * (4 - len(out)), points
+
+
+def spawn_with(four: float, first_cell: bool):
+    def spawn(board, rng):
+        empty = [cell for cell, rank in enumerate(board) if rank == 0]
+        cell = empty[0] if first_cell else rng.choice(empty)
+        board[cell] = 2 if rng.random() < four else 1
+        return cell, 1 << board[cell]
+    return spawn
+
+
+calls = itertools.count()
+
+
+def play_after(action):
+    def play(seed, *args, **kwargs):
+        if next(calls) == 1:
+            action()
+        real_play(seed, *args, **kwargs)
+    return play
+
+
+def crash():
+    print("bad_engine: out of memory, giving up", file=sys.stderr, flush=True)
+    os._exit(3)
+
+
+if fault == "silent":
+    sys.stdin.readline()
+    sys.exit(0)
+elif fault == "version-2":
+    sys.stdout = Rewritten(lambda line: "ready 2" if line == "ready 1" else line)
+elif fault == "garbage":
+    sys.stdout = Rewritten(lambda line: "GAME OVER!" if line.startswith("game ") else line)
+elif fault == "crash":
+    engine.play = play_after(crash)
+elif fault == "hang":
+    engine.play = play_after(lambda: time.sleep(3600))
+elif fault == "not-deterministic":
+    seeds, real_random = itertools.count(), random.Random
+    engine.random.Random = lambda seed: real_random(f"{seed} {next(seeds)}")
+elif fault == "chained-merges":
+    engine.slide = chained_slide
+elif fault == "many-fours":
+    engine.spawn = spawn_with(four=0.3, first_cell=False)
+elif fault == "first-empty-cell":
+    engine.spawn = spawn_with(four=0.1, first_cell=True)
+elif fault == "idle-parameter":
+    engine.PARAMS["unused_weight"] = (1.0, 0.0, 2.0)
+else:
+    sys.exit(f"bad_engine: no fault named {fault!r}")
+sys.exit(engine.main())
