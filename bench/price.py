@@ -80,6 +80,14 @@ def from_start(start: float, config, where: str) -> price.GameTime:
     return price.GameTime(start * factor, f"{where} {price.seconds_text(start)} x{factor:g}")
 
 
+def estimate(config, cpus: int, sittings_run: int, game_time: price.GameTime
+             ) -> tuple[price.Price, float]:
+    """The price of ``config`` on ``cpus`` and its wall seconds, plus a start for each sitting
+    after the first."""
+    result = price.price(config, cpus, game_time)
+    return result, result.wall_seconds(cpus) + (sittings_run - 1) * price.START_SECONDS
+
+
 def sittings(run_dir: Path, name: str) -> list[float]:
     """The wall seconds of each sitting of a run, from its ``run.log``: from a sitting's first
     line (``run NAME: ...``, as the run ``name`` starts) to its last; for a log without lines,
@@ -175,11 +183,8 @@ def repeat_starts(data: Path, names: list[str] | None, repeats: int, seconds: fl
     for name, config, cpus, sittings_run, real, game_time in measured_rows(data, names):
         starts = [statistics.fmean(price.start_game_times(config, seconds))
                   for _ in range(repeats)]
-        ratios = []
-        for start in starts:
-            result = price.price(config, cpus, from_start(start, config, "now"))
-            ratios.append((result.wall_seconds(cpus) + (sittings_run - 1) * price.START_SECONDS)
-                          / real)
+        ratios = [estimate(config, cpus, sittings_run, from_start(start, config, "now"))[1]
+                  / real for start in starts]
         spreads.append(max(starts) / min(starts))
         recorded = game_time.seconds / price.run_over_start(config.search.depth)
         timed = "  ".join(f"{price.seconds_text(start)} ({ratio:.2f})"
@@ -218,12 +223,11 @@ def main() -> None:
                         ("recorded", lambda: recorded_rows(args.runs, args.measure_seconds))):
         ratios = []
         for name, config, cpus, sittings_run, real, game_time in rows():
-            result = price.price(config, cpus, game_time)
-            estimate = result.wall_seconds(cpus) + (sittings_run - 1) * price.START_SECONDS
-            ratios.append(estimate / real)
+            result, wall = estimate(config, cpus, sittings_run, game_time)
+            ratios.append(wall / real)
             print(f"{name:<20} {cpus:>4} {result.games.total:>8,} "
-                  f"{price.seconds_text(game_time.seconds):>9} {price.duration(estimate):>12} "
-                  f"{price.duration(real):>12} {estimate / real:>6.2f}  {label}: "
+                  f"{price.seconds_text(game_time.seconds):>9} {price.duration(wall):>12} "
+                  f"{price.duration(real):>12} {wall / real:>6.2f}  {label}: "
                   f"{game_time.source}", flush=True)
         if ratios:
             inside.append(f"{label} {sum(0.75 <= r <= 1.25 for r in ratios)} of {len(ratios)}")

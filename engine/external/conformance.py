@@ -66,11 +66,11 @@ def check_engine(command: list[str], *, games: int = 20, seed: int = 1,
         yield Check("games", True, f"{games} games at {search}, seeds {seeds[0]} to "
                     f"{seeds[-1]}: scores {min(g.score for g in results):,} to "
                     f"{max(g.score for g in results):,}, {sum(g.moves for g in results):,} moves")
-        rules = _rules(traced)
+        replayed = [(game, *replay(steps, game)) for game, steps in traced]
+        rules = _rules(replayed)
         yield rules
         if rules.passed:  # else the games stop at the fault: their spawns would say little
-            yield from _spawns([spawn for game, steps in traced
-                                for spawn in replay(steps, game)[1]])
+            yield from _spawns([spawn for _, _, spawns in replayed for spawn in spawns])
         yield _same("deterministic", "the same games again in this process", results,
                     lambda: engine.play(search, seeds))
         yield _same("deterministic across processes", "the same games in a second process",
@@ -124,12 +124,12 @@ def ranks_text(board: int) -> str:
     return "".join(f"{rank:x}" for rank in ranks(board))
 
 
-def _rules(traced) -> Check:
-    for game, steps in traced:
-        fault, _ = replay(steps, game)
+def _rules(replayed) -> Check:
+    """The first fault of the games (game, fault, spawns) ``replay`` gave, if any."""
+    for game, fault, _ in replayed:
         if fault is not None:
             return Check("rules", False, f"game with seed {game.seed}: {fault}")
-    moves = sum(game.moves for game, _ in traced)
+    moves = sum(game.moves for game, _, _ in replayed)
     return Check("rules", True, f"{moves:,} moves and their spawns replayed: every move legal, "
                  "every board, score and game end as the rules give")
 
@@ -206,14 +206,14 @@ def _parameters(engine: EngineProcess, params, search, seeds, games) -> Check:
     idle = []
     try:
         for param in params:
+            low, high = _moved_values(param)
             changed = False
-            for value in _moved_values(param):
+            for value in (low, high):
                 engine.set_values({param.name: value})
                 changed = changed or [_key(g) for g, _ in engine.play(search, seeds)] != [
                     _key(g) for g in games]
             engine.set_values({param.name: param.default})
             if not changed:
-                low, high = _moved_values(param)
                 idle.append(f"{param.name} (at {low:g} and {high:g})")
     except EngineFailure as err:
         return Check("parameters", False, str(err))
