@@ -10,6 +10,7 @@ each candidate plays.
 from __future__ import annotations
 
 import pickle
+import sys
 import warnings
 from typing import TYPE_CHECKING
 
@@ -28,14 +29,24 @@ if TYPE_CHECKING:
 
 
 def pycma() -> ModuleType:
-    """pycma, imported on first use only to keep start-up fast: it takes a second (matplotlib,
-    where installed), which reading a config never needs."""
-    with warnings.catch_warnings():
-        # pycma warns at import when matplotlib is missing (it is our optional plot extra),
-        # about plotting of its own that we never use
-        warnings.filterwarnings("ignore", "Could not import matplotlib", UserWarning, r"cma\.")
-        import cma  # on first use: see above
-
+    """pycma, imported on first use only, and without matplotlib: pycma loads pyplot as it
+    imports, for plotting of its own that we never use, and that took 0.6 to 1.4 s of every
+    run's start here (reading a config needs neither). Where this process has loaded
+    matplotlib already, pycma finds it as usual."""
+    if "cma" in sys.modules:
+        return sys.modules["cma"]
+    kept_out = "matplotlib" not in sys.modules
+    if kept_out:
+        sys.modules["matplotlib"] = None  # pycma's `from matplotlib import pyplot` fails at once
+    try:
+        with warnings.catch_warnings():
+            # the warning pycma gives where it finds no matplotlib, about its plotting
+            warnings.filterwarnings("ignore", "Could not import matplotlib", UserWarning,
+                                    r"cma\.")
+            import cma  # on first use: see above
+    finally:
+        if kept_out:
+            del sys.modules["matplotlib"]  # a later import finds the real one
     return cma
 
 

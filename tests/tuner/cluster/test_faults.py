@@ -42,9 +42,9 @@ CONFIG = {
     },
     "search": {"depth": 2, "cutoff": 0.001},
     "evaluation": {"games": 4},
-    "cmaes": {"sigma0": 0.2, "popsize": 4, "max_generations": 4},
+    "cmaes": {"sigma0": 0.2, "popsize": 4, "max_generations": 3},
     "ray": {"games_per_task": 1, "max_retries": 3, "no_worker_timeout": 4},
-    "validation": {"games": 4, "top_k": 1},
+    "validation": {"games": 2, "top_k": 1},
 }
 ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
 

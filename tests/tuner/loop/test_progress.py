@@ -95,6 +95,16 @@ def test_without_matplotlib_the_strategy_imports_pycma_without_a_warning():
     assert python(WITHOUT_MATPLOTLIB + "import tuner.strategies").stderr == ""
 
 
+def test_pycma_is_loaded_without_matplotlib_which_a_later_import_still_finds():
+    """pycma loads pyplot as it imports (a second of every run's start); tune2048 keeps it out,
+    silently, and leaves matplotlib importable for the report's plots."""
+    done = python(
+        "import sys; from tuner.strategies.pycma_es import pycma; cma = pycma(); "
+        "print('matplotlib' in sys.modules, cma.s._pyplot is None); "
+        "import matplotlib.pyplot; print(pycma() is cma)")
+    assert done.stdout.split() == ["False", "True", "True"] and done.stderr == ""
+
+
 # ---- the progress bars ---------------------------------------------------------------------------
 
 def test_one_bar_per_generation_counts_its_games_and_validation_has_its_own(tmp_path):
