@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +27,15 @@ def bench(tmp_path: Path, script: str, *args: str) -> str:
 def test_engine_speed_prints_its_figures(tmp_path):
     out = bench(tmp_path, "engine_speed.py", "--games", "1", "--seconds", "0.05")
     assert "decisions/s" in out and "start (import + first decision)" in out
+
+
+def test_engine_protocol_prints_the_ratio_of_the_protocol_to_the_engines_own_loop(tmp_path):
+    out = bench(tmp_path, "engine_protocol.py", "--games", "2", "--search", "depth:1",
+                "--repeat", "1")
+    if shutil.which("cc") is None:
+        assert out == "skipped: no C compiler (cc) to build examples/engines/c_engine.c\n"
+    else:
+        assert "2 games at depth:1" in out and "protocol / loop" in out
 
 
 def test_the_comparison_with_nneonneo_skips_cleanly_without_its_source(tmp_path):

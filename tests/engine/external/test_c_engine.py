@@ -1,0 +1,59 @@
+"""The C example engine (examples/engines/c_engine.c), built as its header says with the system's
+C compiler: it passes every conformance check, and its own loop plays the games the protocol
+plays. Skipped, with the reason, where there is no C compiler."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from engine.external import EngineProcess, Search
+from engine.external.conformance import check_engine
+
+ROOT = Path(__file__).resolve().parents[3]
+SOURCE = ROOT / "examples" / "engines" / "c_engine.c"
+COMPILER = shutil.which("cc")
+
+
+@pytest.fixture(scope="module")
+def c_engine(tmp_path_factory) -> Path:
+    if COMPILER is None:
+        pytest.skip("no C compiler (cc) on this machine to build examples/engines/c_engine.c")
+    binary = tmp_path_factory.mktemp("c-engine") / "c_engine"
+    # the build command of the source's header, warnings as errors
+    subprocess.run([COMPILER, "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(binary),
+                    str(SOURCE), "-lm"], check=True, capture_output=True, text=True)
+    return binary
+
+
+def test_the_c_engine_passes_every_check(c_engine):
+    found = list(check_engine([str(c_engine)], games=6, search=Search("depth", 1)))
+    assert len(found) == 8 and all(check.passed for check in found), found
+
+
+@pytest.mark.parametrize(("search", "seeds"), [("depth:1", ["3", "4"]), ("auto", ["3"])])
+def test_its_own_loop_plays_the_games_the_protocol_plays(c_engine, search, seeds):
+    """At a fixed depth and at its own rule (its games, of thousands of moves at 1 to 3 layers,
+    are left out of the checks above for their cost)."""
+    alone = subprocess.run([str(c_engine), "--play", search, *seeds], capture_output=True,
+                           text=True, check=True).stdout.splitlines()
+    with EngineProcess([str(c_engine)]) as engine:
+        engine.set_values({"empty_weight": 270.0})  # its default: the same games
+        played = [game for game, _steps in
+                  engine.play(Search.parse(search), [int(seed) for seed in seeds])]
+    assert [line.split(" seconds=")[0] for line in alone] == [
+        f"game seed={g.seed} score={g.score} tile={g.tile} moves={g.moves} "
+        f"positions={g.positions}" for g in played]
+
+
+def test_its_declaration_names_the_classic_constants_at_their_usual_values(c_engine):
+    with EngineProcess([str(c_engine)]) as engine:
+        declared = {param.name: param.default for param in engine.declaration.params}
+        searches = engine.declaration.depths, engine.declaration.auto
+    assert declared == {"lost_penalty": 200000.0, "monotonicity_power": 4.0,
+                        "monotonicity_weight": 47.0, "sum_power": 3.5, "sum_weight": 11.0,
+                        "merges_weight": 700.0, "empty_weight": 270.0}
+    assert searches == ((0, 4), True)
