@@ -11,7 +11,7 @@
  * board the heuristic values most, `depth:d` averages over the spawns of d chance layers (a
  * position with no legal move is worth 0, which is what the lost penalty is measured against),
  * skipping branches less likely than 1e-4; `auto` picks 1 to 3 layers by the number of distinct
- * tiles. Spawns come from a splitmix64 generator seeded with the game's seed.
+ * tiles. The protocol, the game loop and its seeded spawns are protocol.h's, beside this file.
  *
  * Build:  cc -O2 -o examples/engines/c_engine examples/engines/c_engine.c -lm
  * Check:  tune engine check -- examples/engines/c_engine
@@ -19,31 +19,18 @@
  *         examples/engines/c_engine --play depth:2 1 2 3
  */
 
-#include <math.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
+#include "protocol.h"
 
 #define NAME "c-example 1.0"
 #define MAX_DEPTH 4
 #define MIN_PROBABILITY 1e-4
-#define MAX_LINE 4096
-#define AUTO -1
 
 typedef uint64_t board_t;
 
 enum { UP, DOWN, LEFT, RIGHT };
-static const char *const DIRECTIONS[] = {"up", "down", "left", "right"};
 
-/* The parameters, in the order the engine declares them. */
-typedef struct {
-    const char *name;
-    double value, low, high;
-} param_t;
-
-static param_t params[] = {
+/* The parameters, in the order the engine declares them, at their defaults. */
+static protocol_param params[] = {
     {"lost_penalty", 200000.0, 0.0, 1000000.0},
     {"monotonicity_power", 4.0, 1.0, 8.0},
     {"monotonicity_weight", 47.0, 0.0, 1000.0},
@@ -59,7 +46,7 @@ static uint16_t row_left[65536], row_right[65536];
 static uint32_t row_points[65536];  /* points the row's left (or right) slide earns */
 static double row_value[65536];
 static int values_stale = 1;        /* a parameter changed since row_value was filled */
-static uint64_t positions;          /* heuristic evaluations of the current game */
+static uint64_t positions;          /* heuristic evaluations so far */
 
 /* ---- rules --------------------------------------------------------------------------------- */
 
@@ -134,42 +121,11 @@ static int empty_cells(board_t board) {
     return n;
 }
 
-static int largest_rank(board_t board) {
-    int best = 0;
-    for (int i = 0; i < 16; i++) {
-        int rank = (int)((board >> (4 * i)) & 0xF);
-        if (rank > best) best = rank;
-    }
-    return best;
-}
-
 static int distinct_tiles(board_t board) {
     int seen = 0;
     for (int i = 0; i < 16; i++) seen |= 1 << ((board >> (4 * i)) & 0xF);
     seen &= ~1;  /* empty cells are no tile */
     return __builtin_popcount((unsigned)seen);
-}
-
-/* splitmix64: one 64-bit draw. */
-static uint64_t next_random(uint64_t *state) {
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-/* A 2 (or, one time in ten, a 4) on an empty cell chosen uniformly; its cell and tile. */
-static board_t spawn(board_t board, uint64_t *rng, int *cell, int *tile) {
-    int pick = (int)(next_random(rng) % (uint64_t)empty_cells(board));
-    int rank = next_random(rng) % 10 == 0 ? 2 : 1;
-    for (int i = 0; i < 16; i++) {
-        if (((board >> (4 * i)) & 0xF) == 0 && pick-- == 0) {
-            *cell = i;
-            *tile = 1 << rank;
-            return board | (board_t)rank << (4 * i);
-        }
-    }
-    abort();  /* unreachable: the board had an empty cell */
 }
 
 /* ---- the heuristic ------------------------------------------------------------------------- */
@@ -249,7 +205,7 @@ static double chance_node(board_t board, int depth, double probability) {
 
 /* The move to play, or -1 where none is legal. */
 static int best_move(board_t board, int depth) {
-    if (depth == AUTO) {
+    if (depth == SEARCH_AUTO) {
         int distinct = distinct_tiles(board);
         depth = distinct <= 6 ? 1 : distinct <= 9 ? 2 : 3;
     }
@@ -268,173 +224,34 @@ static int best_move(board_t board, int depth) {
     return best;
 }
 
-/* ---- games and the protocol ---------------------------------------------------------------- */
+/* ---- what the protocol asks of it ---------------------------------------------------------- */
 
-static void say(const char *line) {
-    fputs(line, stdout);
-    fputc('\n', stdout);
-    fflush(stdout);
+static void changed(int param) {
+    (void)param;
+    values_stale = 1;
 }
 
-static void board_hex(board_t board, char out[17]) {
-    for (int i = 0; i < 16; i++) out[i] = "0123456789abcdef"[(board >> (4 * i)) & 0xF];
-    out[16] = '\0';
-}
-
-/* One game from an empty board: its transcript first if asked, then its result line. */
-static void play_game(uint64_t seed, int depth, int trace) {
-    char line[256], hex[17];
-    struct timespec start, end;
-    clock_gettime(CLOCK_MONOTONIC, &start);
+static void prepare(void) {
     if (values_stale) build_value_table();
-    uint64_t rng = seed;
-    board_t board = 0;
-    uint64_t score = 0, moves = 0;
-    int cell, tile, direction;
-    positions = 0;
-    for (int i = 0; i < 2; i++) {
-        board = spawn(board, &rng, &cell, &tile);
-        if (trace) {
-            snprintf(line, sizeof line, "spawn cell=%d tile=%d", cell, tile);
-            say(line);
-        }
-    }
-    while ((direction = best_move(board, depth)) >= 0) {
-        uint32_t points;
-        board = apply_move(board, direction, &points);
-        score += points;
-        moves++;
-        if (trace) {
-            board_hex(board, hex);
-            snprintf(line, sizeof line, "move dir=%s board=%s", DIRECTIONS[direction], hex);
-            say(line);
-        }
-        board = spawn(board, &rng, &cell, &tile);
-        if (trace) {
-            snprintf(line, sizeof line, "spawn cell=%d tile=%d", cell, tile);
-            say(line);
-        }
-    }
-    clock_gettime(CLOCK_MONOTONIC, &end);
-    double seconds = (double)(end.tv_sec - start.tv_sec) + (end.tv_nsec - start.tv_nsec) / 1e9;
-    snprintf(line, sizeof line,
-             "game seed=%llu score=%llu tile=%d moves=%llu positions=%llu seconds=%.6f",
-             (unsigned long long)seed, (unsigned long long)score, 1 << largest_rank(board),
-             (unsigned long long)moves, (unsigned long long)positions, seconds);
-    say(line);
 }
 
-/* depth:N (0 to MAX_DEPTH) or auto; -2 for anything else. */
-static int parse_search(const char *text) {
-    if (strcmp(text, "auto") == 0) return AUTO;
-    if (strncmp(text, "depth:", 6) == 0 && text[6] >= '0' && text[6] <= '0' + MAX_DEPTH &&
-        text[7] == '\0')
-        return text[6] - '0';
-    return -2;
+static int choose(uint64_t board, int depth, uint64_t *evaluated) {
+    uint64_t before = positions;
+    int direction = best_move(board, depth);
+    *evaluated += positions - before;
+    return direction;
 }
 
-/* A seed: decimal digits only, at most 19 of them. */
-static int parse_seed(const char *text, uint64_t *seed) {
-    size_t n = strlen(text);
-    if (n == 0 || n > 19 || strspn(text, "0123456789") != n) return 0;
-    *seed = strtoull(text, NULL, 10);
-    return 1;
-}
-
-static int split(char *line, char **words, int most) {
-    int n = 0;
-    for (char *word = strtok(line, " "); word && n < most; word = strtok(NULL, " "))
-        words[n++] = word;
-    return n;
-}
-
-static void answer(char *request) {
-    char reply[MAX_LINE + 64];
-    char *words[MAX_LINE / 2 + 1];
-    int n = split(request, words, MAX_LINE / 2 + 1);
-    if (n == 0) return;
-    if (strcmp(words[0], "set") == 0 && n == 3) {
-        for (int i = 0; i < PARAM_COUNT; i++) {
-            if (strcmp(words[1], params[i].name) != 0) continue;
-            char *end;
-            double v = strtod(words[2], &end);
-            if (*end != '\0' || !isfinite(v)) {
-                snprintf(reply, sizeof reply, "error %s: not a number: %.64s", words[1], words[2]);
-                say(reply);
-                return;
-            }
-            params[i].value = v;
-            values_stale = 1;
-            say("ok");
-            return;
-        }
-        snprintf(reply, sizeof reply, "error no parameter named %.64s", words[1]);
-        say(reply);
-    } else if ((strcmp(words[0], "play") == 0 || strcmp(words[0], "trace") == 0) && n >= 3) {
-        int depth = parse_search(words[1]);
-        if (depth == -2) {
-            snprintf(reply, sizeof reply, "error search %.64s not supported (depth:0 to depth:%d, "
-                     "auto)", words[1], MAX_DEPTH);
-            say(reply);
-            return;
-        }
-        uint64_t seed;
-        for (int i = 2; i < n; i++) {
-            if (!parse_seed(words[i], &seed)) {
-                snprintf(reply, sizeof reply, "error not a seed: %.64s", words[i]);
-                say(reply);
-                return;
-            }
-        }
-        for (int i = 2; i < n; i++) {
-            parse_seed(words[i], &seed);
-            play_game(seed, depth, words[0][0] == 't');
-        }
-        say("done");
-    } else {
-        say("error unknown request");
-    }
-}
-
-/* Its own loop: `--play SEARCH SEED...` plays the games and prints their lines, no protocol. */
-static int play_alone(int argc, char **argv) {
-    int depth = argc >= 3 ? parse_search(argv[2]) : -2;
-    uint64_t seed;
-    if (depth == -2) {
-        fprintf(stderr, "usage: c_engine --play depth:N|auto SEED...\n");
-        return 2;
-    }
-    for (int i = 3; i < argc; i++) {
-        if (!parse_seed(argv[i], &seed)) {
-            fprintf(stderr, "c_engine: not a seed: %s\n", argv[i]);
-            return 2;
-        }
-        play_game(seed, depth, 0);
-    }
-    return 0;
+static uint64_t move(uint64_t board, int direction, uint64_t *points) {
+    uint32_t earned;
+    board_t moved = apply_move(board, direction, &earned);
+    *points = earned;
+    return moved;
 }
 
 int main(int argc, char **argv) {
-    static char line[MAX_LINE + 2];
+    static const protocol_engine engine = {NAME, params, PARAM_COUNT, MAX_DEPTH, changed,
+                                           prepare, choose, move};
     build_move_tables();
-    if (argc >= 2 && strcmp(argv[1], "--play") == 0) return play_alone(argc, argv);
-    if (!fgets(line, sizeof line, stdin) || strncmp(line, "tune2048 ", 9) != 0) return 1;
-    say("name " NAME);
-    for (int i = 0; i < PARAM_COUNT; i++) {
-        char declared[256];
-        snprintf(declared, sizeof declared, "param %s float %.17g %.17g %.17g", params[i].name,
-                 params[i].value, params[i].low, params[i].high);
-        say(declared);
-    }
-    char depths[64];
-    snprintf(depths, sizeof depths, "search depth 0 %d", MAX_DEPTH);
-    say(depths);
-    say("search auto");
-    say("ready 1");
-    while (fgets(line, sizeof line, stdin)) {
-        line[strcspn(line, "\r\n")] = '\0';
-        if (strcmp(line, "quit") == 0) return 0;
-        answer(line);
-    }
-    return 0;
+    return protocol_main(&engine, argc, argv);
 }
