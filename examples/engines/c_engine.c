@@ -1,6 +1,6 @@
 /* A compact 2048 expectimax engine in C that speaks tune2048's engine protocol, version 1
- * (docs/engine-protocol.md): the example of an engine that is not ours, built by the system's C
- * compiler and tuned through the protocol.
+ * (docs/engine-protocol.md): the example of an engine outside tune2048's own, built by the
+ * system's C compiler and tuned through the protocol.
  *
  * The board is a 64-bit word, one 4-bit rank a cell (0 empty, r the tile 2^r), cell i (row by
  * row from the top left, as the protocol numbers them) in bits 4i to 4i+3, so that a row is 16
