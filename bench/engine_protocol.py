@@ -18,28 +18,32 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
-from engine.external import EngineProcess, Search
+from engine.external import EngineProcess, GameResult, Search
+from engine.external.protocol import read_game
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "examples" / "engines" / "c_engine.c"
 
 
-def own_loop(binary: Path, search: str, seeds: list[int]) -> tuple[float, list[str]]:
+def own_loop(binary: Path, search: str, seeds: list[int]) -> tuple[float, list[GameResult]]:
+    """Its wall time, and its games (their own times left out, to compare them)."""
     started = time.perf_counter()
     out = subprocess.run([str(binary), "--play", search, *map(str, seeds)], capture_output=True,
                          text=True, check=True).stdout
-    return time.perf_counter() - started, [line.split(" seconds=")[0] for line in out.splitlines()]
+    seconds = time.perf_counter() - started
+    return seconds, [replace(read_game(line), seconds=None) for line in out.splitlines()]
 
 
-def through_protocol(binary: Path, search: str, seeds: list[int]) -> tuple[float, list[str]]:
+def through_protocol(binary: Path, search: str, seeds: list[int]
+                     ) -> tuple[float, list[GameResult]]:
     started = time.perf_counter()
     with EngineProcess([str(binary)]) as engine:
         games = [game for game, _steps in engine.play(Search.parse(search), seeds)]
     seconds = time.perf_counter() - started
-    return seconds, [f"game seed={g.seed} score={g.score} tile={g.tile} moves={g.moves} "
-                     f"positions={g.positions}" for g in games]
+    return seconds, [replace(game, seconds=None) for game in games]
 
 
 def main() -> int:
@@ -66,7 +70,7 @@ def main() -> int:
                 print("the two ways played different games", file=sys.stderr)
                 return 1
     loop, protocol = min(loop_times), min(protocol_times)
-    moves = sum(int(line.split(" moves=")[1].split()[0]) for line in loop_games)
+    moves = sum(game.moves for game in loop_games)
     print(f"C example engine, {args.games} games at {args.search} ({moves:,} moves), "
           f"best of {args.repeat}")
     print(f"its own loop       {loop:8.3f} s")

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.board import max_tile
+from engine.board import max_tile, tile_rank
 from engine.external.process import EngineFailure, EngineProcess
 from engine.external.protocol import Declaration, GameResult, Param, Search, Spawn
 from engine.rules import Move, apply_move, is_game_over
@@ -85,14 +85,14 @@ def replay(steps: list, game: GameResult) -> tuple[str | None, list[tuple[int, i
     board, score, moves, due, spawns = 0, 0, 0, 2, []
     for step in steps:
         if isinstance(step, Spawn):
-            empty = [cell for cell in range(16) if not (board >> 4 * cell) & 0xF]
+            empty = [cell for cell, rank in enumerate(ranks(board)) if not rank]
             if not due:
                 return f"after move {moves}: a spawn where a move was due", spawns
             if step.cell not in empty:
                 return (f"after move {moves}: a spawn on cell {step.cell}, which holds a tile "
                         f"(board {ranks_text(board)})"), spawns
             spawns.append((len(empty), empty.index(step.cell), step.tile))
-            board |= (1 if step.tile == 2 else 2) << (4 * step.cell)
+            board |= tile_rank(step.tile) << (4 * step.cell)
             due -= 1
             continue
         if due:
@@ -103,7 +103,7 @@ def replay(steps: list, game: GameResult) -> tuple[str | None, list[tuple[int, i
                     f"{ranks_text(board)}"), spawns
         if step.board is not None and step.board != ranks(moved):
             return (f"move {moves + 1} ({step.direction}) on {ranks_text(board)}: the engine's "
-                    f"board is {''.join(f'{r:x}' for r in step.board)}, the rules give "
+                    f"board is {hex_text(step.board)}, the rules give "
                     f"{ranks_text(moved)}"), spawns
         board, score, moves, due = moved, score + points, moves + 1, 1
     if due:
@@ -120,8 +120,13 @@ def ranks(board: int) -> tuple[int, ...]:
     return tuple((board >> 4 * cell) & 0xF for cell in range(16))
 
 
+def hex_text(cell_ranks: tuple[int, ...]) -> str:
+    """Ranks as a transcript's ``board=`` writes them: a hexadecimal digit a cell."""
+    return "".join(f"{rank:x}" for rank in cell_ranks)
+
+
 def ranks_text(board: int) -> str:
-    return "".join(f"{rank:x}" for rank in ranks(board))
+    return hex_text(ranks(board))
 
 
 def _rules(replayed) -> Check:

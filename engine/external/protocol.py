@@ -8,10 +8,11 @@ import math
 import re
 from dataclasses import dataclass
 
+from engine.board import MOVE_NAMES
+
 VERSION = 1
 GREETING = f"tune2048 {VERSION}"
 SEARCH_KINDS = ("depth", "auto", "nodes")
-MOVES = ("up", "down", "left", "right")
 MAX_LINE = 4096  # characters: a longer line is malformed
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
 MAX_SEEDS = 10_000  # a request's
@@ -197,7 +198,7 @@ def read_step(line: str) -> Spawn | Moved:
         if not 0 <= cell < 16 or tile not in (2, 4):
             raise ProtocolError(f"a spawn off the board or of another tile than 2 or 4: {line!r}")
         return Spawn(cell, tile)
-    if words[:1] == ["move"] and fields.get("dir") in MOVES:
+    if words[:1] == ["move"] and fields.get("dir") in MOVE_NAMES:
         board = fields.get("board")
         if board is not None and not re.fullmatch(r"[0-9a-f]{16}", board):
             raise ProtocolError(f"a board is 16 hexadecimal ranks: {line!r}")
