@@ -44,8 +44,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from record_game_times import record_ray
+from record_game_times import config_path, record_ray
 
+from engine.external.player import EnginePlayer
 from engine.solver import GameResult
 from tuner.config import load_config, parse_config
 from tuner.games.evaluation import SolverCache
@@ -61,7 +62,7 @@ SLEEPING_CPUS = (16, 32)  # the validation's sizes with sleeping games
 CORES = os.cpu_count() or 1
 # tune2048 0.2: every race round waits for its last task, and tasks of the shipped sizes
 TODAY = {"dispatch": "barrier", "games_per_task": {"snake": 16, "classic-d2": 4,
-                                                   "classic-d3": 2}}
+                                                   "classic-d3": 2, "c-engine-d2": 4}}
 
 
 class RecordedGames:
@@ -140,7 +141,11 @@ class SimulatedCluster:
 
     def build(self, cpu: int, spec) -> float:
         """The seconds CPU ``cpu``'s worker takes to build ``spec``'s player: none where its
-        cache (``tuner.games.evaluation.SolverCache``, as a real worker's) keeps it."""
+        cache (``tuner.games.evaluation.SolverCache``, as a real worker's) keeps it. An external
+        engine's worker keeps one engine process, told only the values that changed: the
+        recorded seconds every time."""
+        if isinstance(spec, EnginePlayer):
+            return self.costs["build_s"]
         if spec in self.built[cpu]:
             return 0.0
         self.built[cpu].get(spec, lambda _spec: None)
@@ -240,13 +245,14 @@ class _SimulatedPool:
 
 
 def tuning_run(name: str, tmp: Path, dispatch: str, games_per_task, popsize=None) -> TuningRun:
-    """``configs/NAME.yaml`` with the dispatch, task size and population asked for."""
-    config = load_config(REPO / "configs" / f"{name}.yaml")
+    """``configs/NAME.yaml`` (or an engine's config) with the dispatch, task size and population
+    asked for."""
+    config = load_config(config_path(name))
     document = config.resolved()
     document["ray"].update(dispatch=dispatch, games_per_task=games_per_task)
     if popsize is not None:
         document["cmaes"]["popsize"] = popsize
-    config = parse_config(document, name, REPO / "configs")
+    config = parse_config(document, name, config.run_dir)  # where resolved() names files from
     return TuningRun.start(config, tmp / f"{name}-{dispatch}-{time.monotonic_ns()}",
                            progress=False)
 
@@ -479,8 +485,9 @@ def main() -> None:
     for name in args.configs:
         record = data["configs"][name]
         games = RecordedGames(record)
-        budget = load_config(REPO / "configs" / f"{name}.yaml").evaluation.games.describe()
-        print(f"\nconfigs/{name}.yaml: depth {record['depth']}, popsize {record['popsize']}, "
+        path = config_path(name)
+        budget = load_config(path).evaluation.games.describe()
+        print(f"\n{path.relative_to(REPO)}: depth {record['depth']}, popsize {record['popsize']}, "
               f"{budget}, {games.mean_seconds * 1e3:,.1f} ms a game (recorded)")
         print(f"{'':>6} | {'today':^20} | {'new dispatch':^28} | "
               f"{'new, popsize auto where larger':^47}")

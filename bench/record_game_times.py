@@ -17,7 +17,9 @@ threads work beside the Python one: the busiest one caps the tasks a second one 
 out).
 
 Run: ``python bench/record_game_times.py`` (a few minutes; writes bench/data/game_times.json);
-``--ray-only`` measures Ray again and keeps the file's games.
+``--ray-only`` measures Ray again and keeps the file's games; ``--configs c-engine-d2
+--games-only`` adds the C example engine's games through the engine protocol (build it first,
+as examples/engines/c-engine-d2.yaml says), keeping the rest.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import time
 from pathlib import Path
 
 from engine.atomic import atomic_write
+from engine.external.player import EnginePlayer, play_games
 from engine.solver import PlayerSpec
 from tuner.config import load_config
 from tuner.games.evaluation import Job, SerialEvaluator
@@ -40,32 +43,52 @@ from tuner.loop.run import TuningRun
 from tuner.store.store import MemoryStore
 
 REPO = Path(__file__).resolve().parents[1]
-GAMES = {"snake": 128, "classic-d2": 32, "classic-d3": 8}
+GAMES = {"snake": 128, "classic-d2": 32, "classic-d3": 8, "c-engine-d2": 16}
+DEFAULT_CONFIGS = ("snake", "classic-d2", "classic-d3")
+# configs of external engines, recorded when named (--configs c-engine-d2): the engine must be
+# built first, as the config's header says
+ENGINE_CONFIGS = {"c-engine-d2": REPO / "examples" / "engines" / "c-engine-d2.yaml"}
+
+
+def config_path(name: str) -> Path:
+    """The config a record's name stands for: ``configs/NAME.yaml``, or an engine's."""
+    return ENGINE_CONFIGS.get(name, REPO / "configs" / f"{name}.yaml")
 
 
 def record_config(name: str, games: int) -> dict:
-    """The first generation's candidates of ``configs/NAME.yaml``, each on ``games`` seeds."""
-    config = load_config(REPO / "configs" / f"{name}.yaml")
+    """The first generation's candidates of ``configs/NAME.yaml`` (or an engine's config), each
+    on ``games`` seeds."""
+    config = load_config(config_path(name))
     run = TuningRun.start(config, MemoryStore(), progress=False)
     weight_sets = [run.space.weights(x) for x in run.strategy.ask()]
     seeds = tuple(training_seeds(config.run.seed, 1, games))
     jobs = [Job(i, config.player(w), seeds) for i, w in enumerate(weight_sets)]
     evaluator = SerialEvaluator(1)
-    evaluator.play(jobs[:1], None)  # compile and warm up, untimed
+    evaluator.play([Job(0, jobs[0].spec, seeds[:1])], None)  # compile and warm up, untimed
     candidates, builds = [], []
     for job in jobs:
         results = evaluator.play([job])[0]
         candidates.append([[r.score, round(r.seconds, 6), r.moves_evaluated] for r in results])
         started = time.perf_counter()
-        job.spec.solver()  # what a worker does first with a candidate it has not seen
+        build(job.spec)  # what a worker does first with a candidate it has not seen
         builds.append(time.perf_counter() - started)
         print(f"{name}: candidate {job.candidate}: {games} games, "
               f"{sum(r.seconds for r in results) / games * 1000:,.1f} ms a game, "
               f"{builds[-1] * 1000:.2f} ms to build its player", flush=True)
+    evaluator.close()
     return {"depth": config.search.depth, "popsize": len(weight_sets),
             "budget": config.evaluation.games.to_config(),
             "build_seconds": round(statistics.median(builds), 6),
             "candidates": candidates}
+
+
+def build(spec) -> None:
+    """Our engine's player built (its tables), or an external engine told new values (its
+    process kept: ``engine.external.player``)."""
+    if isinstance(spec, EnginePlayer):
+        play_games(spec, [])
+    else:
+        spec.solver()
 
 
 def _nothing(candidate, spec, seeds, version) -> None:
@@ -123,17 +146,24 @@ def thread_seconds() -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--configs", nargs="+", default=list(GAMES))
+    parser.add_argument("--configs", nargs="+", default=list(DEFAULT_CONFIGS))
     parser.add_argument("--ray-cpus", type=int, default=2)
     parser.add_argument("--tasks", type=int, default=5000)
     parser.add_argument("--out", default=str(REPO / "bench" / "data" / "game_times.json"))
     parser.add_argument("--ray-only", action="store_true",
                         help="measure Ray's costs again, keeping the games already in --out")
+    parser.add_argument("--games-only", action="store_true",
+                        help="record the games of --configs, keeping the rest of --out")
     args = parser.parse_args()
     out = Path(args.out)
     if args.ray_only:
         record = json.loads(out.read_text(encoding="utf-8"))
         record["ray"] = record_ray(args.ray_cpus, args.tasks)
+    elif args.games_only:
+        record = json.loads(out.read_text(encoding="utf-8"))
+        for name in args.configs:
+            record["configs"][name] = record_config(name, GAMES.get(name, 32))
+            record["configs"][name]["recorded"] = datetime.date.today().isoformat()
     else:
         record = {
             "recorded": datetime.date.today().isoformat(),

@@ -23,7 +23,6 @@ Board = int
 MAX_RANK = 15
 MAX_TILE = 1 << MAX_RANK
 BOARD_MASK = (1 << 64) - 1
-MOVE_NAMES = ("up", "down", "left", "right")
 
 
 class BoardError(BadInput):

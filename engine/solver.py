@@ -24,7 +24,7 @@ from engine.families.guard import family_code_error
 from engine.families.registry import check_definition
 from engine.rules import Move, SpawnStream, apply_move, new_game
 from engine.signals import deferred_interrupts
-from engine.weights_file import read_weights
+from engine.weights_file import WeightsFileError, read_weights
 from engine.workspace import build_workspace
 
 
@@ -145,6 +145,9 @@ class Solver:
         ``family_modules``: reading a weights file never runs code that only it names.
         """
         loaded = read_weights(path, family_files, family_modules)
+        if loaded.engine is not None:
+            raise WeightsFileError(f"{path}: holds weights of engine {loaded.engine!r}, not of a "
+                                   "family: play them in that engine (tune play --engine COMMAND)")
         return cls(
             loaded.family,
             loaded.weights,

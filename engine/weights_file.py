@@ -18,6 +18,12 @@ Version 2 is version 1 whose ``depth`` may be any depth policy (``engine.depth``
 depth is a plain integer, so that older readers keep reading it; one with a policy is version 2,
 which an older reader refuses in one line (an unsupported version).
 
+Version 3 holds the weights of an external engine (docs/engine-protocol.md) in place of a
+family's: ``engine: NAME``, the name the engine declares, instead of ``family``; ``weights`` its
+parameters by name; ``depth`` its search (an integer ``depth:N``, ``auto`` the engine's own
+rule, ``nodes:N``). The file never says how to start the engine: whoever plays it names the
+command (``--engine``), and the engine's declaration must carry the same name.
+
 This module alone reads and writes it. Reading checks everything and raises ``WeightsFileError``
 (a ``ValueError``) naming the file and the field; writing is atomic, and writes only what
 reading takes back as it was written (``weights_text``): the YAML of ``engine.yaml_text.dump``,
@@ -48,7 +54,7 @@ from engine.echo import echo, shorten
 from engine.errors import BadInput
 
 FORMAT_MARKER = "tune2048-weights"
-FORMAT_VERSIONS = (1, 2)  # 2: the depth may be a policy
+FORMAT_VERSIONS = (1, 2, 3)  # 2: the depth may be a policy; 3: an external engine's weights
 # A weights file is a few hundred bytes by hand; a run's best.yaml carries the run's resolved
 # config in its provenance (at most 1 MiB as config.yaml: tuner.config.limits.MAX_CONFIG_BYTES),
 # indented 4 more spaces a line, and a weight per parameter: under 3 MiB for the largest config
@@ -56,6 +62,7 @@ FORMAT_VERSIONS = (1, 2)  # 2: the depth may be a policy
 MAX_BYTES = 4 << 20
 MAX_SPEC = 256  # characters of a family spec
 TOP_LEVEL_KEYS = ("format", "version", "family", "depth", "weights", "provenance")
+ENGINE_KEYS = ("format", "version", "engine", "depth", "weights", "provenance")  # version 3
 
 
 class WeightsFileError(BadInput):
@@ -65,12 +72,14 @@ class WeightsFileError(BadInput):
 @dataclass
 class WeightsFile:
     """The contents of a weights file. ``family`` is a spec that works from any directory (a
-    family file's path is absolute); the file itself records it relative to its directory."""
+    family file's path is absolute); the file itself records it relative to its directory. An
+    external engine's weights have ``engine``, the name it declares, and no family."""
 
-    family: str
+    family: str | None
     weights: dict[str, float]
     depth: DepthPolicy
     provenance: dict[str, Any] | None = None  # None reads as {}
+    engine: str | None = None
 
     def __post_init__(self) -> None:
         # {} by hand: a field(default_factory=dict) would run Python code in __set_name__ as this
@@ -82,10 +91,12 @@ class WeightsFile:
         """The file's text, for a file in ``directory``; weights in the order given."""
         from engine.families.registry import relative_spec  # here only to keep start-up fast
 
+        player = {"engine": self.engine} if self.engine is not None else {
+            "family": relative_spec(self.family, directory)}
         document = {
             "format": FORMAT_MARKER,
-            "version": 1 if isinstance(self.depth, int) else 2,
-            "family": relative_spec(self.family, directory),
+            "version": 3 if self.engine is not None else 1 if isinstance(self.depth, int) else 2,
+            **player,
             "depth": to_yaml(self.depth),
             "weights": {name: float(value) for name, value in self.weights.items()},
             "provenance": self.provenance,
@@ -201,21 +212,26 @@ def parse_weights(
     if not isinstance(document, dict):
         raise fail("top level", f"expected a mapping, got {type(document).__name__} "
                                 f"{echo(document)}")
-    unknown = sorted(str(k) for k in document if k not in TOP_LEVEL_KEYS)
+    version = document.get("version")
+    keys = ENGINE_KEYS if version == 3 else TOP_LEVEL_KEYS
+    unknown = sorted(str(k) for k in document if k not in keys)
     if unknown:
-        raise fail(shorten(unknown[0]),
-                   f"unknown field (expected one of {', '.join(TOP_LEVEL_KEYS)})")
-    for key in TOP_LEVEL_KEYS[:-1]:
+        hint = ("; version 3 names an engine, not a family" if version == 3 and "family" in unknown
+                else "; only version 3 names an engine" if unknown == ["engine"] else "")
+        raise fail(shorten(unknown[0]), f"unknown field (expected one of {', '.join(keys)})"
+                                        f"{hint}")
+    for key in keys[:-1]:
         if key not in document:
             raise fail(key, "missing field")
     if document["format"] != FORMAT_MARKER:
         raise fail("format", f"expected {FORMAT_MARKER!r}, got {echo(document['format'])}")
-    version = document["version"]
     if isinstance(version, bool) or not isinstance(version, int):
-        raise fail("version", f"expected the integer 1 or 2, got {echo(version)}")
+        raise fail("version", f"expected the integer 1, 2 or 3, got {echo(version)}")
     if version not in FORMAT_VERSIONS:
-        raise fail("version", f"unsupported version {echo(version)} (this engine reads 1 and "
-                              "2)")
+        raise fail("version", f"unsupported version {echo(version)} (this engine reads 1, 2 "
+                              "and 3)")
+    if version == 3:
+        return _engine_weights(document, fail)
     spec = document["family"]
     if not isinstance(spec, str) or not spec or len(spec) > MAX_SPEC:
         raise fail("family", f"expected a family name or spec of at most {MAX_SPEC} characters, "
@@ -243,12 +259,39 @@ def parse_weights(
     for name in family.param_names:
         if name not in weights:
             raise fail(f"weights.{name}", f"missing parameter of family {echo(spec)}")
+    for name in weights:
+        if name not in family.param_names:
+            raise fail(f"weights.{shorten(str(name))}", f"not a parameter of family {echo(spec)} "
+                                                        f"({', '.join(family.param_names)})")
+    values = _numbers(weights, fail)
+    ordered = {name: values[name] for name in family.param_names}
+    return WeightsFile(family=canonical_spec(spec, directory), weights=ordered, depth=depth,
+                       provenance=_provenance(document, fail))
+
+
+def _engine_weights(document: dict, fail) -> WeightsFile:
+    """A version-3 file's contents: an external engine's name, search and values."""
+    name = document["engine"]
+    if not isinstance(name, str) or not name.strip() or len(name) > MAX_SPEC:
+        raise fail("engine", f"expected the name the engine declares, at most {MAX_SPEC} "
+                             f"characters, got {echo(name)}")
+    try:
+        depth = parse_depth(document["depth"])
+    except DepthError as err:
+        raise fail("depth", str(err)) from None
+    weights = document["weights"]
+    if not isinstance(weights, dict) or not all(isinstance(key, str) for key in weights):
+        raise fail("weights", f"expected a mapping of parameter names to numbers, got "
+                              f"{echo(weights)}")
+    return WeightsFile(family=None, weights=_numbers(weights, fail), depth=depth,
+                       provenance=_provenance(document, fail), engine=name)
+
+
+def _numbers(weights: dict, fail) -> dict[str, float]:
+    """Each weight as a finite float, by name."""
     values: dict[str, float] = {}
     for name, value in weights.items():
         where = f"weights.{shorten(str(name))}"
-        if name not in family.param_names:
-            raise fail(where, f"not a parameter of family {echo(spec)} "
-                              f"({', '.join(family.param_names)})")
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise fail(where, f"expected a number, got {echo(value)}")
         try:
@@ -259,9 +302,11 @@ def parse_weights(
         if not math.isfinite(number):
             raise fail(where, f"expected a finite number, got {echo(value)}")
         values[name] = number
+    return values
+
+
+def _provenance(document: dict, fail) -> dict:
     provenance = document.get("provenance") or {}
     if not isinstance(provenance, dict):
         raise fail("provenance", f"expected a mapping, got {echo(provenance)}")
-    ordered = {name: values[name] for name in family.param_names}
-    return WeightsFile(family=canonical_spec(spec, directory), weights=ordered, depth=depth,
-                       provenance=provenance)
+    return provenance

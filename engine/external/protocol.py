@@ -8,7 +8,7 @@ import math
 import re
 from dataclasses import dataclass
 
-from engine.board import MOVE_NAMES
+from engine.defaults import MOVE_NAMES
 
 VERSION = 1
 GREETING = f"tune2048 {VERSION}"

@@ -196,7 +196,7 @@ def test_unknown_family(tmp_path):
     assert "'snek'" in message
 
 
-@pytest.mark.parametrize("version", [0, 3, "1", True])
+@pytest.mark.parametrize("version", [0, 4, "1", True])
 def test_wrong_version(tmp_path, version):
     message = read_error(write_yaml(tmp_path / "w.yaml", valid_document(version=version)))
     assert "version" in message
@@ -337,3 +337,58 @@ def test_version_1_files_load_as_they_always_did():
         loaded = read_weights(path)
         assert isinstance(loaded.depth, int)
         assert yaml.safe_load(path.read_text())["version"] == 1
+
+
+# ---- version 3: an external engine's weights -------------------------------------------------
+
+ENGINE_WEIGHTS = {"empty_weight": 270.0, "merges_weight": 700.0}
+
+
+def test_an_engines_weights_are_version_3_and_round_trip(tmp_path):
+    path = tmp_path / "w.yaml"
+    written = WeightsFile(None, ENGINE_WEIGHTS, NodeBudget(5000), {"run": "t"}, "my engine 2.1")
+    write_weights(path, written)
+    document = yaml.safe_load(path.read_text())
+    assert (document["version"], document["engine"], "family" in document) == (
+        3, "my engine 2.1", False)
+    assert read_weights(path) == written
+
+
+def test_the_version_3_fixture_loads():
+    loaded = read_weights(REPO_ROOT / "tests" / "data" / "weights" / "engine-v3.yaml")
+    assert (loaded.engine, loaded.family, loaded.depth) == ("c-example 1.0", None, 2)
+    assert loaded.weights["monotonicity_weight"] == 51.5 and len(loaded.weights) == 7
+
+
+def engine_document(**changes) -> dict:
+    document = {"format": FORMAT_MARKER, "version": 3, "engine": "my engine", "depth": 2,
+                "weights": dict(ENGINE_WEIGHTS)}
+    document.update(changes)
+    return document
+
+
+@pytest.mark.parametrize(("document", "expected"), [
+    ({**engine_document(), "family": "classic"},
+     ("family: unknown field (expected one of format, version, engine, depth, weights, "
+     "provenance); version 3 names an engine, not a family")),
+    ({**valid_document(), "engine": "my engine"},
+     ("engine: unknown field (expected one of format, version, family, depth, weights, "
+     "provenance); only version 3 names an engine")),
+    (engine_document(engine=""), "engine: expected the name the engine declares"),
+    (engine_document(engine=["a"]), "engine: expected the name the engine declares"),
+    (engine_document(weights={1: 2.0}), "weights: expected a mapping of parameter names"),
+    (engine_document(weights={"a": "b"}), "weights.a: expected a number, got 'b'"),
+    (engine_document(weights={"a": float("nan")}), "weights.a: expected a finite number"),
+    (engine_document(depth="deep"), "depth: expected an integer"),
+    ({k: v for k, v in engine_document().items() if k != "engine"}, "engine: missing field"),
+])
+def test_a_bad_version_3_file_is_one_line(tmp_path, document, expected):
+    assert expected in read_error(write_yaml(tmp_path / "w.yaml", document))
+
+
+def test_the_solver_refuses_an_engines_weights_in_one_line(tmp_path):
+    path = tmp_path / "w.yaml"
+    write_weights(path, WeightsFile(None, ENGINE_WEIGHTS, 2, {}, "my engine"))
+    with pytest.raises(WeightsFileError, match=r"w.yaml: holds weights of engine 'my engine', not "
+                                               r"of a family: play them in that engine"):
+        Solver.from_file(path)

@@ -40,14 +40,16 @@ def labels_for(paths: list[str]) -> list[str]:
 
 
 def build_report(labels: list[str], jobs: list, results) -> dict:
-    from engine.families import get_family  # here only to keep start-up fast (numpy)
+    from engine.external.player import EnginePlayer  # here only to keep start-up fast (numpy)
+    from engine.families import get_family
 
     players = []
     for label, job, games in zip(labels, jobs, results):
         s = summarize(games)
         players.append({
             "name": label,
-            "family": get_family(job.spec.family).name,
+            **({"engine": job.spec.name} if isinstance(job.spec, EnginePlayer) else
+               {"family": get_family(job.spec.family).name}),
             "depth": to_yaml(job.spec.depth),
             "games": s.games,
             "mean": s.mean,

@@ -98,7 +98,8 @@ def measure(config: RunConfig, games: int, generation_games: int) -> Measured:
     from tuner.loop.run import new_strategy, popsize_for
 
     space = SearchSpace(config.params)
-    with evaluator_for(config.ray, [config.family], start_ray=False) as evaluator:
+    with evaluator_for(config.ray, [config.family], start_ray=False,
+                       engines=config.shipped) as evaluator:
         if config.cmaes.popsize == AUTO:
             cpus = evaluator.workers
             config = config.with_popsize(popsize_for(config, cpus), cpus)
@@ -124,9 +125,10 @@ def format_noise(config: RunConfig, measured: Measured, target: float) -> str:
 
     fit = measured.start
     per_game_sd = fit.stderr * math.sqrt(fit.games)
+    player = (f"engine {config.engine.declared.name}" if config.engine else
+              get_family(config.family).name)
     lines = [
-        (f"initial point of {config.source}: {get_family(config.family).name} at depth "
-         f"{config.search.depth}"),
+        f"initial point of {config.source}: {player} at depth {config.search.depth}",
         (f"fitness ({config.evaluation.fitness}) over {fit.games:,} games: "
          f"{readable(fit.value)} {interval(Z95 * fit.stderr, fit.games)}"),
         (f"per-game spread: sd {readable(per_game_sd)} = {per_game_sd / abs(fit.value):.2f} x "

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from engine.board import format_board
 from engine.defaults import MILESTONES
 from engine.depth import to_yaml
+from engine.external.player import EnginePlayer
 from engine.families import get_family
 from engine.rules import Move
 from engine.stats import counted, duration, interval
@@ -59,11 +60,12 @@ def watch(spec: PlayerSpec, seed: int, delay: float) -> int:
     return 0
 
 
-def summary_dict(spec: PlayerSpec, summary: Summary, wall: float) -> dict:
+def summary_dict(spec: PlayerSpec | EnginePlayer, summary: Summary, wall: float) -> dict:
+    player = ({"engine": spec.name} if isinstance(spec, EnginePlayer) else
+              {"family": get_family(spec.family).name, "cutoff": spec.cutoff})
     return {
-        "family": get_family(spec.family).name,
+        **player,
         "depth": to_yaml(spec.depth),
-        "cutoff": spec.cutoff,
         "games": summary.games,
         "mean": summary.mean,
         "median": summary.median,
@@ -76,10 +78,11 @@ def summary_dict(spec: PlayerSpec, summary: Summary, wall: float) -> dict:
     }
 
 
-def format_summary(spec: PlayerSpec, summary: Summary, wall: float) -> str:
+def format_summary(spec: PlayerSpec | EnginePlayer, summary: Summary, wall: float) -> str:
+    player = (spec.describe() if isinstance(spec, EnginePlayer) else
+              f"{get_family(spec.family).name} at depth {spec.depth}, cutoff {spec.cutoff:g}")
     lines = [
-        f"player        {get_family(spec.family).name} at depth {spec.depth}, cutoff "
-        + f"{spec.cutoff:g}",
+        f"player        {player}",
         f"games         {summary.games:,}",
         f"mean score    {summary.mean:,.0f} {interval(summary.ci95, summary.games)}",
         f"median score  {summary.median:,.0f}",

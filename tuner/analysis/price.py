@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.depth import DepthPolicy, rough_depth
+from engine.errors import BadInput
+from engine.external.player import EngineLost, close_kept
 from engine.stats import counted
 from tuner.analysis.report import read_rows
 from tuner.config import AUTO, RunConfig
@@ -134,7 +136,11 @@ def price(config: RunConfig, cpus: int, game_time: GameTime) -> Price:
     return Price(most_games(config, cpus), game_time)
 
 
-def rough_game_time(config: RunConfig) -> GameTime:
+def rough_game_time(config: RunConfig) -> GameTime | None:
+    """The rough figure for our engine at the config's depth; None for an external engine,
+    whose games only it can time."""
+    if config.engine is not None:
+        return None
     seconds = UnitSize.rough_seconds(config.search.depth)
     return GameTime(seconds, f"a rough figure for depth {config.search.depth}, "
                              f"{seconds_text(seconds)} a game")
@@ -142,15 +148,17 @@ def rough_game_time(config: RunConfig) -> GameTime:
 
 def measured_game_time(config: RunConfig, budget: float | None = None) -> GameTime:
     """Games at the config's starting weights (``start_game_times``), their mean CPU time times
-    ``run_over_start`` at the config's depth. A depth whose games are too long to play here gets
-    the rough figure."""
-    if UnitSize.rough_seconds(config.search.depth) > LONGEST_MEASURED:
-        return rough_game_time(config)
+    ``run_over_start`` at the config's depth (an external engine's as measured: how its games
+    change as it is tuned is not known). A depth of ours whose games are too long to play here
+    gets the rough figure."""
+    rough = rough_game_time(config)
+    if rough is not None and rough.seconds > LONGEST_MEASURED:
+        return rough
     times = start_game_times(config, MEASURE_SECONDS if budget is None else budget)
     start = statistics.fmean(times)
     spread = (f" +/- {statistics.stdev(times) / math.sqrt(len(times)) / start:.0%}"
               if len(times) > 1 and start > 0 else "")
-    factor = run_over_start(config.search.depth)
+    factor = 1.0 if config.engine is not None else run_over_start(config.search.depth)
     return GameTime(start * factor,
                     f"measured now: {counted(len(times), 'game')} at the starting weights, "
                     f"{seconds_text(start)}{spread} a game, x{factor:g} for a run's games at "
@@ -160,16 +168,22 @@ def measured_game_time(config: RunConfig, budget: float | None = None) -> GameTi
 def start_game_times(config: RunConfig, budget: float) -> list[float]:
     """The CPU-seconds of games at the config's starting weights, on its first training seeds,
     one after another until ``budget`` CPU-seconds are spent (at least one game), timed on the
-    playing thread's own clock."""
+    playing thread's own clock; an external engine's games by their wall time, the engine
+    running alone."""
     space = SearchSpace(config.params)
     solver = config.player(space.weights(space.initial())).solver()  # builds, or compiles
     times = []
-    for seed in training_seeds(config.run.seed, 1, MEASURE_GAMES):
-        started = time.thread_time()
-        solver.play(seed)
-        times.append(time.thread_time() - started)
-        if sum(times) >= budget:
-            break
+    try:
+        for seed in training_seeds(config.run.seed, 1, MEASURE_GAMES):
+            started = time.thread_time()
+            game = solver.play(seed)
+            times.append(game.seconds if config.engine else time.thread_time() - started)
+            if sum(times) >= budget:
+                break
+    except EngineLost as lost:
+        raise BadInput(f"{config.source}: engine: {lost}") from None
+    finally:
+        close_kept()
     return times
 
 
@@ -190,7 +204,7 @@ def recorded_game_time(run_dir: Path, config: RunConfig) -> GameTime | None:
     except (ValueError, OSError):  # CheckpointError is a ValueError
         return None
     mine = config.resolved()
-    if any(stored.get(key) != mine[key] for key in ("family", "params", "search")):
+    if any(stored.get(key) != mine.get(key) for key in ("family", "engine", "params", "search")):
         return None
     return recorded(cluster, int(history[-1]["games"]), f"recorded by {run_dir}")
 

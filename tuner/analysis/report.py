@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import shlex
 from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -117,7 +118,7 @@ def read_run_config(run_dir: Path) -> tuple[dict, RunConfig]:
 
 
 def read_best(run_dir: Path, config: RunConfig, validated: bool) -> WeightsFile | None:
-    """``best.yaml``, which must hold weights of the run's family. A run writes it with its first
+    """``best.yaml``, which must hold weights of the run's family (or engine). A run writes it with its first
     checkpoint, so it must be there beside a checkpoint or a validation; None where the directory
     keeps only the run's config and history (as the shipped seed runs of a campaign do). A family
     file or module the run's config names may be imported for it: the config imported it."""
@@ -128,6 +129,13 @@ def read_best(run_dir: Path, config: RunConfig, validated: bool) -> WeightsFile 
     # here only to keep start-up fast: the built-in families are numpy code
     from engine.families.registry import file_spec_path, is_file_spec
 
+    if config.engine is not None:
+        best = read_weights(path)
+        name = config.engine.declared.name
+        if best.engine != name:
+            raise CheckpointError(f"{path}: engine: {echo(best.engine)} is not the engine of the "
+                                  f"run in {run_dir / ckpt.CONFIG_FILE} ({echo(name)})")
+        return best
     files = [file_spec_path(config.family)] if is_file_spec(config.family) else []
     modules = [config.family.rpartition(":")[0]] if not files and ":" in config.family else []
     best = read_weights(path, files, modules)
@@ -135,6 +143,13 @@ def read_best(run_dir: Path, config: RunConfig, validated: bool) -> WeightsFile 
         raise CheckpointError(f"{path}: family: {echo(best.family)} is not the family of the run "
                               f"in {run_dir / ckpt.CONFIG_FILE} ({echo(config.family)})")
     return best
+
+
+def player_text(config: dict) -> str:
+    """What played a run, from its stored config: ``classic family`` or ``engine ./c_engine``."""
+    if "engine" in config:
+        return f"engine {shlex.join(config['engine']['command'])}"
+    return f"{config['family']} family"
 
 
 def numbers(history: list[dict], column: str) -> list[tuple[float, float]]:
@@ -155,7 +170,7 @@ def format_report(config: dict, history: list[dict], validation: list[dict], bes
     validated = dict(numbers(history, "validated"))
     fitness = config["evaluation"]["fitness"]
     lines = [
-        (f"run           {config['run']['name']}  ({config['family']} family, depth "
+        (f"run           {config['run']['name']}  ({player_text(config)}, depth "
         f"{config['search']['depth']}, fitness {fitness})"),
         (f"generations   {int(last['generation']):,}: "
          f"{counted(int(last['evaluations']), 'candidate')}, {spent}"),
@@ -325,7 +340,7 @@ def convergence_figure(history: list[dict], validation: list[dict], config: dict
         axis.set_major_formatter(FuncFormatter(_tick))
     handles, labels = ax.get_legend_handles_labels()  # below the panels, where it hides no data
     fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 3))
-    fig.suptitle(f"{config['run']['name']}: {config['family']} family at depth "
+    fig.suptitle(f"{config['run']['name']}: {player_text(config)} at depth "
                  f"{config['search']['depth']}, fitness {config['evaluation']['fitness']}")
     return fig
 

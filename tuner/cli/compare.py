@@ -20,8 +20,11 @@ from tuner.cli.options import (
     check_cutoff,
     check_depth,
     check_int,
+    check_not_engine,
     check_seed_range,
     command_with,
+    engine_command,
+    engine_options,
     ray_options,
     search_options,
     trusted_families,
@@ -34,7 +37,7 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
     parser = subparsers.add_parser(
         "compare",
         parents=[common, search_options("search depth for every file (default: each file's own)"),
-                 ray_options(), trusted_families()],
+                 ray_options(), trusted_families(), engine_options()],
         help="play weights files on the same seeds and test their differences",
         description="Play every weights file on the same seeds and test their differences with "
                     "a paired t-test.",
@@ -65,6 +68,7 @@ def check_args(args: argparse.Namespace) -> None:
     if args.save == "":
         raise UsageError("--save needs a file name")
     args.ray = with_options(RaySection.from_values("tune compare"), args)
+    args.engine = engine_command(args)
 
 
 def handle(args: argparse.Namespace) -> int:
@@ -74,8 +78,11 @@ def handle(args: argparse.Namespace) -> int:
     loaded = [read_weights(path, args.family_file, family_modules=args.family_module)
               for path in args.weights]
     for path, weights in zip(args.weights, loaded):
-        finite.check_weights_from(path, weights.family, weights.weights)
+        if args.engine is None:
+            check_not_engine(path, weights)
+            finite.check_weights_from(path, weights.family, weights.weights)
     # the engine and the tuner, once the arguments are known good: only to keep start-up fast
+    from engine.external.player import engine_player
     from engine.solver import PlayerSpec
     from tuner.games.evaluation import Job, tune2048_version
     from tuner.games.saved_games import SavedGames, player
@@ -83,9 +90,10 @@ def handle(args: argparse.Namespace) -> int:
     labels = labels_for(args.weights)
     seeds = tuple(args.seed + i for i in range(args.games))
     jobs = [
-        Job(i, PlayerSpec(w.family, w.weights, chosen_depth(args.depth, w.depth), args.cutoff),
+        Job(i, engine_player(args.engine, w, path, args.depth) if args.engine else
+            PlayerSpec(w.family, w.weights, chosen_depth(args.depth, w.depth), args.cutoff),
             seeds)
-        for i, w in enumerate(loaded)
+        for i, (path, w) in enumerate(zip(args.weights, loaded))
     ]
     saved = None if args.save is None else SavedGames(args.save, [job.spec for job in jobs],
                                                       tune2048_version())

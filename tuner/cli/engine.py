@@ -1,11 +1,14 @@
-"""``tune engine check -- COMMAND ...``: check an external engine before tuning it."""
+"""``tune engine check -- COMMAND ...``: check an external engine before tuning it;
+``tune engine defaults --output FILE -- COMMAND ...``: its declared defaults as a weights file,
+the mark tuned values are compared against."""
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 
-from tuner.cli.options import UsageError, check_int, check_seed_range
+from tuner.cli.options import UsageError, check_depth, check_int, check_seed_range
 
 MAX_GAMES = 10_000
 
@@ -34,13 +37,47 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
     check.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND ...",
                        help="the engine's command line, after --")
     check.set_defaults(handler=check_one)
+    defaults = actions.add_parser(
+        "defaults", parents=[common],
+        help="write the engine's declared defaults as a weights file",
+        description="Start the engine COMMAND (after --) and write the values it declares as "
+                    "defaults to a weights file (version 3), to play or compare with --engine.")
+    defaults.add_argument("--output", "-o", required=True, metavar="FILE",
+                          help="the weights file to write (refused if it exists)")
+    defaults.add_argument("--depth", default="1", metavar="SEARCH",
+                          help="the search the file records: N (depth:N), auto or nodes:N "
+                               "(default 1)")
+    defaults.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND ...",
+                          help="the engine's command line, after --")
+    defaults.set_defaults(handler=write_defaults)
+
+
+def _command(args: argparse.Namespace, action: str) -> list[str]:
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        raise UsageError(f"no engine command: give it after --, e.g. tune engine {action} -- "
+                         "python examples/engines/python_engine.py")
+    return command
+
+
+def write_defaults(args: argparse.Namespace) -> int:
+    command = _command(args, "defaults --output defaults.yaml")
+    depth = check_depth(args.depth)
+    if os.path.lexists(args.output):
+        raise UsageError(f"--output: {args.output} exists; name a new file")
+    from engine.external.player import EngineCommand, engine_player  # numpy: once input is good
+    from engine.weights_file import WeightsFile, write_weights
+
+    engine = EngineCommand(tuple(command), os.getcwd())
+    player = engine_player(engine, None, "--", depth)
+    write_weights(args.output, WeightsFile(None, player.weights, player.depth, {
+        "status": "the engine's declared defaults", "command": list(command)}, player.name))
+    print(f"wrote {args.output}: the defaults of engine {player.name!r} at {player.search}")
+    return 0
 
 
 def check_one(args: argparse.Namespace) -> int:
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    if not command:
-        raise UsageError("no engine command: give it after --, e.g. tune engine check -- "
-                         "python examples/engines/python_engine.py")
+    command = _command(args, "check")
     check_int("--games", args.games, 1, MAX_GAMES)
     check_seed_range(args.seed, args.games)
     if not (math.isfinite(args.timeout) and args.timeout > 0):

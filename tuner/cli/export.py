@@ -51,6 +51,10 @@ def handle(args: argparse.Namespace) -> int:
     from engine.export import c_source, json_text, write_file, write_tables
 
     loaded = read_weights(args.weights, args.family_file, family_modules=args.family_module)
+    if loaded.engine is not None:
+        raise ExportError(f"{args.weights}: holds weights of engine {loaded.engine!r}, which takes "
+                          "them through the engine protocol: tune export writes a family's "
+                          "weights for engines that do not speak it")
     finite.check_weights_from(args.weights, loaded.family, loaded.weights)
     if args.format == "tables":
         written = write_tables(loaded, args.weights, args.output, args.overwrite)

@@ -49,14 +49,14 @@ def execute(run, args: argparse.Namespace) -> int:
     outcome = ("failed", "an error (see the terminal)")  # status.json's, unless said below
     try:
         config = run.config
-        log.info("run %s: family %s, depth %s, %d tuned parameters, %s", config.run.name,
-                 config.family, config.search.depth, len(config.tuned),
+        log.info("run %s: %s, depth %s, %d tuned parameters, %s", config.run.name,
+                 config.player_name, config.search.depth, len(config.tuned),
                  config.evaluation.games.describe() + (
                      "" if config.strategy.implied else f", strategy {config.strategy.name}"))
         status = LiveStatus(config, run.store, run.state, _idle_rate(run))
         status.begin(run.resume_line() if run.state.generation else f"started run "
                      f"{config.run.name}")
-        evaluator = evaluator_for(config.ray, [config.family])
+        evaluator = evaluator_for(config.ray, [config.family], engines=config.shipped)
         interrupts.check()
         log.info("games on %s", evaluator.describe())
         log.info("%s", first_line(run, evaluator.workers))
@@ -136,6 +136,8 @@ def _idle_rate(run) -> float | None:
     family's code failing, say, which the run's own games then report)."""
     from tuner.games.throughput import calibrate  # the engine: once a run is ready (start-up)
 
+    if run.config.engine is not None:
+        return None  # an external engine counts its positions its own way, or not at all
     start = run.strategy.mean if run.strategy is not None else run.space.initial()
     try:
         with _said_if_slow(COMPILING_AFTER_SECONDS, "compiling the engine for this heuristic: "

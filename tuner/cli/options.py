@@ -16,6 +16,8 @@ from __future__ import annotations
 import argparse
 import errno
 import math
+import os
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -24,10 +26,13 @@ from engine.defaults import DEFAULT_CUTOFF
 from engine.depth import DepthError, DepthPolicy, parse_depth
 from engine.echo import shorten
 from engine.errors import BadInput
+from engine.external.player import DEFAULT_GAME_TIMEOUT, EngineCommand
 from tuner import commands
 from tuner.config import MAX_WORKERS
+from tuner.config.limits import MAX_TIMEOUT
 
 if TYPE_CHECKING:
+    from engine.weights_file import WeightsFile
     from tuner.config import RaySection, RunConfig
 
 MAX_GAMES = 1_000_000  # games one command plays per player (results are kept in memory)
@@ -117,6 +122,43 @@ def trusted_families() -> argparse.ArgumentParser:
                         help="allow a weights file's family to be imported from this module "
                              "(repeatable)")
     return parent
+
+
+def engine_options() -> argparse.ArgumentParser:
+    """``--engine`` and ``--game-timeout``: an external engine that plays the weights (a weights
+    file names its engine, never how to start it)."""
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument("--engine", metavar="COMMAND",
+                        help="play through this external engine (docs/engine-protocol.md): its "
+                             "command line as one string, run in the current directory")
+    parent.add_argument("--game-timeout", type=float, default=DEFAULT_GAME_TIMEOUT,
+                        metavar="SECONDS", help="with --engine: the longest one game may take "
+                                                f"(default {DEFAULT_GAME_TIMEOUT:g})")
+    return parent
+
+
+def engine_command(args: argparse.Namespace) -> EngineCommand | None:
+    """``--engine`` as the engine to start (None: not given); ``UsageError`` saying what is
+    wrong."""
+    if args.engine is None:
+        return None
+    try:
+        words = shlex.split(args.engine)
+    except ValueError as err:
+        raise UsageError(f"--engine: cannot split {args.engine!r} into words: {err}") from None
+    if not words:
+        raise UsageError("--engine needs the engine's command line, e.g. --engine ./c_engine")
+    if not (math.isfinite(args.game_timeout) and 0 < args.game_timeout <= MAX_TIMEOUT):
+        raise UsageError(f"--game-timeout must be a number of seconds above 0 and at most "
+                         f"{MAX_TIMEOUT:g}, got {args.game_timeout}")
+    return EngineCommand(tuple(words), os.getcwd(), args.game_timeout)
+
+
+def check_not_engine(source: str, loaded: WeightsFile) -> None:
+    """Refuse an external engine's weights where no ``--engine`` names how to start it."""
+    if loaded.engine is not None:
+        raise BadInput(f"{source}: holds weights of engine {loaded.engine!r}: name the command "
+                       "that starts it with --engine COMMAND")
 
 
 def check_depth(value: str | None) -> DepthPolicy | None:

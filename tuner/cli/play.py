@@ -24,7 +24,10 @@ from tuner.cli.options import (
     check_cutoff,
     check_depth,
     check_int,
+    check_not_engine,
     check_seed_range,
+    engine_command,
+    engine_options,
     ray_options,
     search_options,
     trusted_families,
@@ -33,6 +36,7 @@ from tuner.cli.options import (
 from tuner.config import RaySection
 
 if TYPE_CHECKING:
+    from engine.external.player import EnginePlayer
     from engine.solver import PlayerSpec
 
 PROGRESS_MIN_GAMES = 20
@@ -45,7 +49,7 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
         "play",
         parents=[common, search_options("search depth (default: the weights file's, or 1)"),
                  ray_options("1: the games play in this process, without Ray"),
-                 trusted_families()],
+                 trusted_families(), engine_options()],
         help="play games with tuned weights, watch a game, or advise a move",
         description="Play expectimax games with a weights file (or a family's default weights).",
     )
@@ -85,11 +89,24 @@ def check_args(args: argparse.Namespace) -> None:
     if args.board is not None and len(args.board) > MAX_BOARD_TEXT:
         raise UsageError(f"--board must be 4 rows of 4 tiles (\"2 0 0 2 / 0 4 0 0 / ...\"), got "
                          f"{len(args.board)} characters: {shorten(repr(args.board))}")
+    args.engine = engine_command(args)
+    if args.engine is not None:
+        given = [option for option, value in (("--family", args.family), ("--watch", args.watch),
+                                              ("--board", args.board)) if value]
+        if given:
+            raise UsageError(f"{given[0]} is not for an external engine: the protocol plays "
+                             "whole games (tune play --engine COMMAND [--weights FILE])")
 
 
-def build_spec(args: argparse.Namespace) -> PlayerSpec:
+def build_spec(args: argparse.Namespace) -> PlayerSpec | EnginePlayer:
     """The player the arguments describe; raises bad input in one line naming the weights file
-    (or the family) and, for weights whose heuristic is not finite, the weight to blame."""
+    (or the family, or the engine) and, for weights whose heuristic is not finite, the weight to
+    blame."""
+    if args.engine is not None:
+        from engine.external.player import engine_player  # numpy: once the input is known good
+
+        loaded = read_weights(args.weights) if args.weights else None
+        return engine_player(args.engine, loaded, args.weights or "--engine", args.depth)
     family, weights, depth = _player(args)
     from engine.solver import PlayerSpec  # the engine, once the input is known good
 
@@ -106,6 +123,7 @@ def _player(args: argparse.Namespace) -> tuple[str, dict[str, float], DepthPolic
 
     if args.weights:
         loaded = read_weights(args.weights, args.family_file, family_modules=args.family_module)
+        check_not_engine(args.weights, loaded)
         finite.check_weights_from(args.weights, loaded.family, loaded.weights)
         return loaded.family, loaded.weights, loaded.depth
     spec = canonical_spec(args.family or "classic")
@@ -139,7 +157,8 @@ def handle(args: argparse.Namespace) -> int:
     with tqdm(total=len(seeds), unit="game", disable=len(seeds) < PROGRESS_MIN_GAMES or None,
               file=sys.stderr) as bar:
         started = time.perf_counter()
-        with evaluator_for(args.ray, [spec.family], start_ray=False) as evaluator:
+        with evaluator_for(args.ray, [None if args.engine else spec.family],
+                           start_ray=False) as evaluator:
             [results] = evaluator.play([Job(0, spec, tuple(seeds))], bar.update)
         wall = time.perf_counter() - started
     summary = summarize(results)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
+from engine.stats import counted
+from tuner import commands
 from tuner.analysis import price
 from tuner.config import RunConfig
 
@@ -35,6 +37,11 @@ def first_line(run, cpus: int) -> str:
     config, state = run.config, run.state
     game_time = (price.recorded(state.cluster, state.games, "recorded by this run")
                  or price.rough_game_time(config))
+    if game_time is None:  # an external engine's, before it has played
+        games = price.most_games(config, cpus).total
+        return (f"price: at most {counted(games, 'game')}; the game time of {config.player_name} "
+                f"is known after a generation (measured now by: "
+                f"{commands.tune('--config', config.source, '--dry-run')})")
     result = price.price(config, cpus, game_time)
     games = result.games
     if state.games:

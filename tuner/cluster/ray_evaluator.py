@@ -5,16 +5,17 @@ On Ray, every unit a schedule hands out is in flight at once (Ray queues what th
 start yet), and the driver asks the schedule again when units come back; each worker process
 keeps the compiled engine loaded and caches the last few players it built
 (``tuner.games.evaluation.SolverCache``), so a unit costs one table build at most. Ray retries
-units lost with a dead worker or node (``max_retries``); an exception inside a game is not
-retried: it is reported with the candidate, the seed and the traceback. The family's own code
+units lost with a dead worker or node (``max_retries``), and units an external engine failed
+(``EngineLost``); an exception inside a game is not retried: it is reported with the candidate, the seed and the traceback. The family's own code
 failing while a unit builds its player comes back as the family guard's ``FamilyCodeError``,
 one line naming the family's file and line as the user knows them, which is bad input. Nodes
 that leave or join, workers that die and the tasks played again are said in a line each
 (``tuner.cluster.events``); Ray's own messages about them go to ``run.log`` only.
 
 A family that is not built in reaches every worker through Ray's job-level ``runtime_env``
-(``py_modules``: a family file, or the top-level package of a family module), so nothing but
-tune2048 itself needs installing on the nodes; its ``working_dir`` is an empty folder, so that
+(``py_modules``: a family file, or the top-level package of a family module), as do an external
+engine's files (its config's ``engine.ship``), so nothing but tune2048 itself needs installing
+on the nodes; its ``working_dir`` is an empty folder, so that
 no file of the driver's working directory shadows a module on the workers. Every unit carries
 the driver's tune2048 version and a worker that runs another version refuses it, since the same
 seed must play the same game on every node.
@@ -26,15 +27,16 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from engine.errors import Tune2048Error
+from engine.external.player import EngineCommand, EngineLost, EnginePlayer
 from engine.solver import GameResult, PlayerSpec
 from tuner import interrupts, ray_api
 from tuner.cluster import events
 from tuner.cluster.ray_session import RaySession
-from tuner.cluster.shipping import empty_working_dir, ship_family
+from tuner.cluster.shipping import empty_working_dir, ship_engine, ship_family
 from tuner.errors import EvaluationError
 from tuner.games.evaluation import (
     Evaluator,
@@ -43,6 +45,7 @@ from tuner.games.evaluation import (
     SerialEvaluator,
     WrongVersion,
     _Backend,
+    engine_lost_text,
     play_unit,
     tune2048_version,
 )
@@ -58,20 +61,24 @@ SHIP_EXCLUDES = ["__pycache__", "*.pyc", ".git"]  # caches (numba's too) stay ho
 POLL_SECONDS = 0.5  # how often the driver collects finished units
 
 
-def evaluator_for(ray: RaySection, families: Sequence[str],
-                  start_ray: bool = True) -> Evaluator:
+def evaluator_for(ray: RaySection, families: Sequence[str | None],
+                  start_ray: bool = True,
+                  engines: Mapping[EngineCommand, Sequence[str]] | None = None,
+                  ) -> Evaluator:
     """The one place evaluators are built, for the tuning job, ``tune compare``, ``tune noise``
     and ``tune play``: Ray as the ``ray`` settings say (an embedded Ray with ``workers`` CPUs, or
-    the cluster at ``address``), shipping the code of ``families`` (specs) to its workers.
+    the cluster at ``address``), shipping the code of ``families`` (specs; None for an engine's
+    player) and the files of ``engines`` (each engine's paths to ship) to its workers.
 
     With ``start_ray`` False, one local worker and no cluster mean this process alone (``tune
     play``'s default, and ``--workers 1`` of ``tune compare`` and ``tune noise``: starting Ray
     takes seconds and gives one worker nothing). The tuning job always runs on Ray, which retries
     the units of a worker that dies."""
     if not start_ray and ray.address is None and ray.workers == 1:
-        return SerialEvaluator(ray.schedule)
+        return SerialEvaluator(ray.schedule, ray.max_retries)
     return RayEvaluator(ray.address, ray.workers, ray.schedule, ray.max_retries,
-                        ray.no_worker_timeout, families, ray.connect_timeout)
+                        ray.no_worker_timeout, [f for f in families if f], ray.connect_timeout,
+                        engines or {})
 
 
 class RayEvaluator(_Backend):
@@ -98,13 +105,16 @@ class RayEvaluator(_Backend):
         no_worker_timeout: float = 60.0,
         families: Sequence[str] = (),
         connect_timeout: float = 60.0,
+        engines: Mapping[EngineCommand, Sequence[str]] | None = None,
     ):
         self.policy = SchedulePolicy.of(policy)
         self.times = GameTimes()
         self.max_retries = max_retries
         self.no_worker_timeout = no_worker_timeout
         self.worker_specs: dict[str, str] = {}
-        self.session = RaySession(address, workers, lambda: self._ship(families), connect_timeout)
+        self.worker_engines: dict[EngineCommand, EngineCommand] = {}
+        self.session = RaySession(address, workers, lambda: self._ship(families, engines or {}),
+                                  connect_timeout)
         ray = self.ray = self.session.ray
         self.leftovers: list = []  # refs of speculative units no schedule needs any more
         self._ray_messages = contextlib.ExitStack()
@@ -112,18 +122,21 @@ class RayEvaluator(_Backend):
             self._ray_messages.enter_context(ray_api.ray_messages_to(events.ray_said))
             self.nodes = events.NodeWatch(ray.nodes)
             self.workers = self._cpus()
+            # a unit an external engine failed is played again, as one lost with its worker
             self._remote = ray.remote(num_cpus=1, max_retries=max_retries,
-                                      retry_exceptions=False)(play_unit)
+                                      retry_exceptions=[EngineLost])(play_unit)
         except BaseException:  # Ctrl-C, say: no evaluator is returned, so none will close Ray
             self.close()
             raise
 
-    def _ship(self, families: Sequence[str]) -> dict:
-        """The runtime_env that brings these families' code to every worker, with an empty
-        working directory (``empty_working_dir``: the driver's own would shadow modules there),
-        and the spec each family goes by on the workers: a family file travels in a package of
-        its own, named after its path and content (``ship_family``), so that two files of one
-        name never collide there."""
+    def _ship(self, families: Sequence[str],
+              engines: Mapping[EngineCommand, Sequence[str]]) -> dict:
+        """The runtime_env that brings these families' code and engines' files to every
+        worker, with an empty working directory (``empty_working_dir``: the driver's own would
+        shadow modules there), and the spec each family goes by on the workers: a family file
+        travels in a package of its own, named after its path and content (``ship_family``), so
+        that two files of one name never collide there; so do an engine's files, which its
+        workers start it among (``ship_engine``)."""
         shipped = []
         for spec in dict.fromkeys(families):
             module, on_workers = ship_family(spec)
@@ -131,6 +144,10 @@ class RayEvaluator(_Backend):
                 continue
             shipped.append(module)
             self.worker_specs[spec] = on_workers
+        for engine, paths in engines.items():
+            if paths:
+                folder, self.worker_engines[engine] = ship_engine(engine, paths)
+                shipped.append(folder)
         runtime_env = {"working_dir": str(empty_working_dir()), "excludes": SHIP_EXCLUDES}
         if shipped:
             runtime_env["py_modules"] = list(dict.fromkeys(shipped))
@@ -156,7 +173,10 @@ class RayEvaluator(_Backend):
         """Count the cluster's CPUs again, for the schedule and the unit size alike."""
         self.workers = self._cpus()
 
-    def _for_workers(self, spec: PlayerSpec) -> PlayerSpec:
+    def _for_workers(self, spec: PlayerSpec | EnginePlayer) -> PlayerSpec | EnginePlayer:
+        if isinstance(spec, EnginePlayer):
+            engine = self.worker_engines.get(spec.engine, spec.engine)
+            return dataclasses.replace(spec, engine=engine) if engine != spec.engine else spec
         family = self.worker_specs.get(spec.family, spec.family)
         return dataclasses.replace(spec, family=family) if family != spec.family else spec
 
@@ -173,6 +193,8 @@ class RayEvaluator(_Backend):
                 raise cause from None
             if isinstance(cause, (GameCrash, WrongVersion)):
                 raise EvaluationError(str(cause.args[0] if cause.args else cause)) from None
+            if isinstance(cause, EngineLost):
+                raise EvaluationError(engine_lost_text(job, self.max_retries, cause)) from None
             raise EvaluationError(f"candidate {job.candidate}: a unit of work failed: {err}") from None
         except ray.exceptions.RayError as err:
             raise EvaluationError(
@@ -222,7 +244,7 @@ class _RayUnits:
         self.evaluator = evaluator
         self.ray = evaluator.ray
         self.jobs = jobs
-        self.worker_specs: dict[int, PlayerSpec] = {}  # job -> its spec as workers load it
+        self.worker_specs: dict[int, PlayerSpec | EnginePlayer] = {}  # job -> its spec there
         self.pending: dict = {}  # ref -> unit
         self.version = tune2048_version()
         self.cpus_at = time.monotonic()

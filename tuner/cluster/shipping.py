@@ -1,6 +1,6 @@
 """What Ray must ship to its workers so that they can import a family, and the spec it goes by
 there: the engine finds families on one machine, and Ray's ``runtime_env`` (``py_modules``)
-brings their code to the others.
+brings their code to the others; an external engine's files travel the same way.
 
 A family file travels in a package of its own, named after the file's path and content, so that
 two files of one name (``a/fam.py``, ``b/fam.py``) never collide on a worker and an edited file is
@@ -13,21 +13,26 @@ which the family guard's messages on a worker show (``engine.families.guard``).
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import hashlib
 import importlib
 import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 from types import ModuleType
 
+from engine.errors import BadInput
+from engine.external.player import EngineCommand
 from engine.families import FAMILIES, FamilyNotFound
 from engine.families.guard import SHIPPED_PREFIX, SOURCE_ATTRIBUTE
 from engine.families.specs import file_spec_path, is_file_spec, registered
 
 SHIPPED_MODULE = "family"  # a family file's copy in its package, whatever the file's own name
+ENGINE_PREFIX = "tune2048_engine_"  # a package of an external engine's shipped files
 
 
 def ship_family(spec: str) -> tuple[str | ModuleType | None, str]:
@@ -68,6 +73,44 @@ def ship_family(spec: str) -> tuple[str | ModuleType | None, str]:
         module_spec = entry.value
     top = module_spec.rpartition(":")[0].partition(".")[0]
     return sys.modules.get(top) or importlib.import_module(top), spec
+
+
+def ship_engine(engine: EngineCommand, ship: Sequence[str]) -> tuple[str, EngineCommand]:
+    """The folder of a package holding copies of ``ship`` (paths under the engine's ``cwd``,
+    kept at the same relative paths, file modes too), and the engine as workers start it: in
+    that package's folder, wherever Ray unpacked it. The package is named after the files'
+    paths and contents, so an edited or rebuilt engine is a new package."""
+    cwd = Path(engine.cwd)
+    files = sorted({file for path in ship for file in _files_under(cwd / path)})
+    digest = hashlib.sha256(os.fsencode(cwd))
+    for file in files:
+        try:
+            content = file.read_bytes()
+        except OSError as err:
+            raise BadInput(f"engine {engine.label!r}: cannot ship {file}: {err.strerror}") from None
+        digest.update(b"\0" + os.fsencode(file.relative_to(cwd)) + b"\0" + content)
+    package = ENGINE_PREFIX + digest.hexdigest()[:16]
+    folder = _shipping_dir() / package
+    if not folder.is_dir():
+        building = _shipping_dir() / f"{package}.building"
+        shutil.rmtree(building, ignore_errors=True)
+        building.mkdir()
+        (building / "__init__.py").write_text(
+            '"""An external engine\'s files, shipped by tune2048 to its Ray workers."""\n',
+            encoding="utf-8")
+        for file in files:
+            copy = building / file.relative_to(cwd)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(file, copy)
+        building.rename(folder)
+    return str(folder), dataclasses.replace(engine, package=package)
+
+
+def _files_under(path: Path) -> list[Path]:
+    if path.is_dir():
+        return [file for file in path.rglob("*") if file.is_file()
+                and not any(part in ("__pycache__", ".git") for part in file.parts)]
+    return [path]
 
 
 def empty_working_dir() -> Path:

@@ -11,7 +11,8 @@ family and its parameters are ``tuner.config.params``'s; the bounds of every val
 
 ``family`` is a spec (``engine.families.get_family``): a built-in or registered name,
 ``module:Class``, or ``file.py:Class`` relative to the config's directory. Naming a family imports
-it: a config is as trusted as the code it names.
+it: a config is as trusted as the code it names. An ``engine`` section in its place names an
+external engine (``tuner.config.engine``), started and greeted while the config is read.
 
 Importing this module loads no numpy (the command line imports it to read its arguments), and
 reading a config neither pycma nor numba: the families, the fitnesses and the strategies, numpy
@@ -29,7 +30,9 @@ import yaml
 
 from engine import yaml_text
 from engine.baselines import baseline_names, baseline_path
+from engine.depth import TUNING, parse_depth, to_yaml
 from engine.echo import shorten
+from engine.errors import BadInput
 from engine.weights_file import read_weights
 from tuner.checker import Checker, describe
 from tuner.config.limits import (
@@ -55,7 +58,9 @@ from tuner.config.sections import (
 from tuner.errors import ConfigError
 
 if TYPE_CHECKING:
+    from engine.external.player import EnginePlayer
     from engine.solver import PlayerSpec
+    from tuner.config.engine import EngineSection
     from tuner.space import ParamSpec
     from tuner.strategies import Shared
 
@@ -65,12 +70,17 @@ __all__ = [  # what the rest of tune2048 reads from a config
     "stored_text", "value_at",
 ]
 
+ENGINE = "engine"  # the section that names an external engine in place of a family
+
+
 @dataclass(frozen=True)
 class RunConfig:
-    """A validated run config: its source, the family and its parameters, and the sections."""
+    """A validated run config: its source, the family (or the external engine) and its
+    parameters, and the sections."""
 
     source: str
-    family: str  # a spec; a family file's path is absolute
+    family: str | None  # a spec (a family file's path absolute), or None for an engine
+    engine: EngineSection | None  # an external engine tuned in place of a family
     params: tuple[ParamSpec, ...]
     run: RunSection
     search: SearchSection
@@ -120,13 +130,29 @@ class RunConfig:
                 f"{cpus:,} CPU{'s' if cpus != 1 else ''})"
         return self.with_values({"cmaes.popsize": popsize}, {"cmaes.popsize": where})
 
-    def player(self, weights: dict[str, float]) -> PlayerSpec:
-        """The player this config's run plays at ``weights``: its family, depth and cutoff."""
+    def player(self, weights: dict[str, float]) -> PlayerSpec | EnginePlayer:
+        """The player this config's run plays at ``weights``: its family, depth and cutoff, or
+        its engine and the engine's search."""
+        if self.engine is not None:
+            from engine.external.player import EnginePlayer  # numpy: when asked (start-up)
+
+            return EnginePlayer(self.engine.engine, self.engine.declared.name, weights,
+                                self.search.depth)
         # a function-level import only to keep start-up fast: engine.solver loads numba, which
         # reading a config never needs
         from engine.solver import PlayerSpec
 
         return PlayerSpec(self.family, weights, self.search.depth, self.search.cutoff)
+
+    @property
+    def shipped(self) -> dict:
+        """What Ray ships of the config's engine: ``{EngineCommand: paths}`` (``evaluator_for``)."""
+        return {self.engine.engine: self.engine.ship} if self.engine else {}
+
+    @property
+    def player_name(self) -> str:
+        """What plays, for people: ``family classic`` or ``engine c-example 1.0``."""
+        return f"engine {self.engine.declared.name}" if self.engine else f"family {self.family}"
 
     def with_values(self, values: dict[str, Any], options: dict[str, str]) -> RunConfig:
         """This config with ``values`` (by key path, ``search.depth``) in place of its keys,
@@ -150,9 +176,11 @@ class RunConfig:
                 params[p.name] = {"init": p.init, "low": p.low, "high": p.high, "scale": p.scale}
             else:
                 params[p.name] = {"fixed": p.init}
+        player = {ENGINE: self.engine.to_config(self.run_dir)} if self.engine else {
+            "family": relative_spec(self.family, self.run_dir)}  # stored in the run directory
         resolved = {
             "run": self.run.to_config(),
-            "family": relative_spec(self.family, self.run_dir),  # stored in the run directory
+            **player,
             "params": params,
             **{section.NAME: getattr(self, section.NAME).to_config() for section in SECTIONS[1:]},
         }
@@ -205,16 +233,29 @@ def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".",
         raise ConfigError(f"{source}: top level: expected a mapping of sections, got "
                           f"{'an empty file' if document is None else describe(document)}")
     names = [section.NAME for section in SECTIONS]
-    check.unknown_keys(document, (names[0], "family", "params", *names[1:],
+    check.unknown_keys(document, (names[0], "family", ENGINE, "params", *names[1:],
                                   StrategySection.NAME), "")
     run = RunSection.parse(check, document)
-    family_spec = document.get("family")
     # the family and its boxes: numpy code, loaded where a config is read (start-up)
-    from tuner.config.params import parse_family, parse_params
+    from tuner.config.engine import parse_engine
+    from tuner.config.params import parse_family, parse_params, read_params
 
-    family = parse_family(check, family_spec, base_dir)
-    params = parse_params(check, document.get("params"), family)
-    sections = {section.NAME: section.parse(check, document) for section in SECTIONS[1:]}
+    family = engine = None
+    if ENGINE in document:
+        if "family" in document:
+            check.problem(ENGINE, "a config tunes a family or an engine: remove family or "
+                                  "engine")
+        engine = parse_engine(check, document[ENGINE], base_dir)
+        params = read_params(check, document.get("params"),
+                             engine.declared.params if engine else None)
+    else:
+        family = parse_family(check, document.get("family"), base_dir)
+        params = parse_params(check, document.get("params"), family)
+    sections = {}
+    for section in SECTIONS[1:]:
+        sections[section.NAME] = section.parse(check, document)
+        if section is SearchSection:  # its problems where the section's are
+            _check_search(check, sections[section.NAME], engine)
     strategy = None
     if not check.problems:
         strategy = StrategySection.parse(check, document, sections["evaluation"])
@@ -227,8 +268,9 @@ def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".",
         raise ConfigError("\n".join(check.problems))
     from engine.families.registry import canonical_spec  # here only to keep start-up fast
 
-    config = RunConfig(source=source, family=canonical_spec(family_spec, base_dir), params=params,
-                       run=run, strategy=strategy, **sections)
+    config = RunConfig(
+        source=source, params=params, run=run, strategy=strategy, engine=engine,
+        family=canonical_spec(document["family"], base_dir) if family else None, **sections)
     _check_run_files(config)
     return config
 
@@ -247,7 +289,7 @@ def _check_run_files(config: RunConfig) -> None:
     resolved = config.resolved()
     if config.cmaes.popsize == AUTO:  # once resolved, written as a number: the longest one
         resolved["cmaes"]["popsize"] = MAX_POPSIZE
-    spec = resolved["family"]
+    spec = resolved.get("family", "")
     if len(spec) > MAX_SPEC:
         raise ConfigError(f"{config.source}: family: from the run directory "
                           f"{shorten(str(config.run_dir))}, {shorten(config.family)} is a spec of "
@@ -310,9 +352,30 @@ def _check_validation_at_once(check: Checker, validation) -> None:
                                     "lower games or top_k")
 
 
+def _check_search(check: Checker, search: SearchSection, engine: EngineSection | None) -> None:
+    """A family's search is ours, and a tuning run affords at most ``TUNING`` of it; an
+    engine's search is the engine's own, and must be one it declares."""
+    from engine.external.player import search_for  # numpy: loaded where a config is read
+
+    if search.depth is None or "search" in check.bad_sections:
+        return
+    try:
+        if engine is None:
+            parse_depth(to_yaml(search.depth), TUNING)
+        else:
+            search_for(search.depth, engine.declared)
+    except BadInput as err:
+        check.problem("search.depth", str(err))
+
+
 def _check_reference(check: Checker, family, validation) -> None:
-    """A baseline named as ``validation.reference`` holds weights of the run's family."""
+    """A baseline named as ``validation.reference`` holds weights of the run's family (an
+    engine's run has its start only)."""
     if validation.reference in (None, START):
+        return
+    if family is None:
+        check.problem("validation.reference", f"the shipped baselines hold weights of our "
+                                              f"families, not of an engine: name {START}")
         return
     held = read_weights(baseline_path(validation.reference)).family
     if held != family.name:

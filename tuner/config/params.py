@@ -38,19 +38,30 @@ def parse_family(check: Checker, spec: Any, base_dir: str | os.PathLike):
 
 
 def parse_params(check: Checker, raw: Any, family) -> tuple[ParamSpec, ...]:
-    """Each family parameter: tuned ({init, low, high, scale}) or fixed (a number or {fixed})."""
+    """Each family parameter: tuned ({init, low, high, scale}) or fixed (a number or {fixed});
+    the heuristic checked finite where the tuning may take it."""
+    specs = read_params(check, raw, family.params if family is not None else None)
+    if specs and sum(p.tuned for p in specs) >= MIN_TUNED and len(specs) == len(family.params):
+        _check_heuristic(check, family, list(specs))
+    return specs
+
+
+def read_params(check: Checker, raw: Any, declared) -> tuple[ParamSpec, ...]:
+    """Each declared parameter (a family's or an external engine's: a name, a default and
+    optional bounds): tuned ({init, low, high, scale}) or fixed (a number or {fixed}); a bound
+    the declaration leaves out must be written."""
 
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
         check.problem("params", f"expected a mapping of parameter names, got {describe(raw)}")
         return ()
-    if family is None:
+    if declared is None:
         return ()
     before = len(check.problems)  # a typo'd name too: the tuned count would be wrong
-    check.unknown_keys(raw, family.param_names, "params")
+    check.unknown_keys(raw, tuple(param.name for param in declared), "params")
     specs = []
-    for param in family.params:
+    for param in declared:
         path = f"params.{param.name}"
         entry = raw.get(param.name, {"fixed": param.default})
         if isinstance(entry, (int, float)) and not isinstance(entry, bool):
@@ -80,7 +91,7 @@ def parse_params(check: Checker, raw: Any, family) -> tuple[ParamSpec, ...]:
                 check.problem(path, problem)
         specs.append(ParamSpec(param.name, init, low, high, scale, tuned=True))
     tuned = sum(p.tuned for p in specs)
-    complete = len(specs) == len(family.params) and len(check.problems) == before
+    complete = len(specs) == len(declared) and len(check.problems) == before
     if complete and tuned < MIN_TUNED:
         which = "no parameter is tuned" if tuned == 0 else (
             f"only {next(p.name for p in specs if p.tuned)} is tuned")
@@ -88,9 +99,7 @@ def parse_params(check: Checker, raw: Any, family) -> tuple[ParamSpec, ...]:
                                 "{init, low, high} (pycma's CMA-ES needs 2 dimensions); to try "
                                 "values of one parameter, write a weights file for each and "
                                 "compare them: tune compare A.yaml B.yaml")
-    if complete and tuned >= MIN_TUNED:
-        _check_heuristic(check, family, specs)
-    return tuple(specs)
+    return tuple(specs) if len(check.problems) == before else ()
 
 
 def _check_heuristic(check: Checker, family, specs: list[ParamSpec]) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
-from engine.depth import FORMS, TUNING, DepthError, DepthPolicy, parse_depth, to_yaml
+from engine.depth import FORMS, DepthError, DepthPolicy, parse_depth, to_yaml
 from engine.echo import echo, shorten
 from tuner.checker import Checker, describe
 from tuner.config.limits import (
@@ -69,14 +69,15 @@ def integer_or_auto(**options) -> Read:
 
 
 def depth_policy(check: Checker, mapping: dict, name: str, path: str) -> DepthPolicy:
-    """``search.depth``: a depth policy (``engine.depth``) that a tuning run can afford
-    (``engine.depth.TUNING``)."""
+    """``search.depth``: a depth policy (``engine.depth``); what a tuning run of a family can
+    afford (``engine.depth.TUNING``), or an engine can search, is checked with the family or
+    the engine (``tuner.config``)."""
     value = mapping.get(name)
     if value is None:
         check.problem(f"{path}.{name}", f"missing (expected {FORMS})")
         return 1
     try:
-        return parse_depth(value, TUNING)
+        return parse_depth(value)
     except DepthError as err:
         check.problem(f"{path}.{name}", str(err))
         return 1

@@ -24,6 +24,7 @@ from functools import cache
 from typing import Protocol, Self
 
 from engine.errors import Tune2048Error
+from engine.external.player import EngineLost, EnginePlayer, close_kept, play_games
 from engine.families.guard import family_code_error, is_interrupt
 from engine.solver import GameResult, PlayerSpec
 from tuner.errors import EvaluationError
@@ -41,7 +42,7 @@ class Job:
     """All the games one candidate plays in one evaluation."""
 
     candidate: int
-    spec: PlayerSpec
+    spec: PlayerSpec | EnginePlayer
     seeds: tuple[int, ...]
 
 
@@ -86,14 +87,17 @@ _solvers = SolverCache()  # this worker process's
 
 
 def play_unit(
-    candidate: int, spec: PlayerSpec, seeds: Sequence[int], version: str
+    candidate: int, spec: PlayerSpec | EnginePlayer, seeds: Sequence[int], version: str
 ) -> list[GameResult]:
-    """Play one unit of games; the function every backend runs."""
+    """Play one unit of games; the function every backend runs. An external engine's failure
+    is ``EngineLost``, which every backend plays again (``max_retries``)."""
     if version != tune2048_version():
         raise WrongVersion(
             f"a Ray node ({os.uname().nodename}) runs tune2048 {tune2048_version()}, this "
             f"driver {version}: install the same version on every node"
         )
+    if isinstance(spec, EnginePlayer):
+        return play_games(spec, list(seeds))
     try:
         solver = _solvers.get(spec, PlayerSpec.solver)
     except BaseException as err:
@@ -162,30 +166,34 @@ class _Backend:
 
 class SerialEvaluator(_Backend):
     """Plays every unit in this process, in the order handed out: the reference backend. It never
-    has an idle CPU, so a schedule never speculates here."""
+    has an idle CPU, so a schedule never speculates here. A unit an external engine failed is
+    played again, at most ``max_retries`` times, as Ray plays a lost unit again."""
 
-    def __init__(self, policy: SchedulePolicy | int | str = 16):
+    def __init__(self, policy: SchedulePolicy | int | str = 16, max_retries: int = 3):
         self.policy = SchedulePolicy.of(policy)
+        self.max_retries = max_retries
         self.times = GameTimes()
         self.workers = 1
 
     def run(self, jobs: Sequence[Job], schedule: Schedule,
             progress: Callable[[int], None] | None = None):
         depth = jobs[0].spec.depth if jobs else 1
-        return drive(schedule, _InProcess(jobs), self.policy, self.times, depth, progress)
+        return drive(schedule, _InProcess(jobs, self.max_retries), self.policy, self.times,
+                     depth, progress)
 
     def describe(self) -> str:
         return "this process (1 CPU)"
 
     def close(self) -> None:
-        pass
+        close_kept()  # an external engine this process kept
 
 
 class _InProcess:
     """The pool of one CPU that is this process: units are played in the order given."""
 
-    def __init__(self, jobs: Sequence[Job]):
+    def __init__(self, jobs: Sequence[Job], max_retries: int):
         self.jobs = jobs
+        self.max_retries = max_retries
         self.given: list[Unit] = []
 
     def cpus(self) -> int:
@@ -200,14 +208,29 @@ class _InProcess:
     def wait(self, count: int) -> list[tuple[Unit, list[GameResult]]]:
         finished = []
         for unit in self.given[:count]:
-            job = self.jobs[unit.job]
-            try:
-                results = play_unit(job.candidate, job.spec, unit.seeds, tune2048_version())
-            except GameCrash as crash:
-                raise EvaluationError(str(crash)) from None
-            finished.append((unit, results))
+            finished.append((unit, self._play(self.jobs[unit.job], unit)))
         del self.given[:count]
         return finished
 
+    def _play(self, job: Job, unit: Unit) -> list[GameResult]:
+        retried = 0
+        while True:
+            try:
+                return play_unit(job.candidate, job.spec, unit.seeds, tune2048_version())
+            except GameCrash as crash:
+                raise EvaluationError(str(crash)) from None
+            except EngineLost as lost:
+                if retried == self.max_retries:
+                    raise EvaluationError(engine_lost_text(job, retried, lost)) from None
+                retried += 1
+                log.warning("candidate %d: %s; playing its unit again", job.candidate, lost)
+
     def abandon(self) -> None:
         self.given.clear()
+
+
+def engine_lost_text(job: Job, retries: int, lost: EngineLost) -> str:
+    """The one line that ends a run whose engine failed a unit after every retry."""
+    again = ("and its retry" if retries == 1 else f"and its {retries} retries" if retries else
+             "(no retries)")
+    return f"candidate {job.candidate}: the engine failed a unit {again}: {lost}"

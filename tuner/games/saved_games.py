@@ -3,7 +3,8 @@ for a sitting (hundreds of depth-4 games) goes on where it stopped.
 
 The file is JSON: ``{"format": "tune2048-compare-games", "version": 1, "tune2048": VERSION,
 "players": [...], "games": [[game, ...], ...]}``. Each player is what decides its games (family,
-weights, depth policy, cutoff), in the order they were first named; each game is a
+weights, depth policy, cutoff; or an external engine's name, values and search), in the order
+they were first named; each game is a
 ``GameResult`` as a mapping, keyed by its seed. A game is a pure function of its player and its
 seed, so the games a file holds count for any later comparison that names the same player
 (matched by what decides its games, not by file name or place) with the same tune2048 version,
@@ -25,6 +26,7 @@ from pathlib import Path
 from engine.atomic import atomic_write, check_kind
 from engine.depth import to_yaml
 from engine.errors import BadInput
+from engine.external.player import EnginePlayer
 from engine.solver import GameResult, PlayerSpec
 
 MARKER = "tune2048-compare-games"
@@ -32,8 +34,12 @@ VERSION = 1
 GAME_FIELDS = {field.name for field in fields(GameResult)}
 
 
-def player(spec: PlayerSpec) -> dict:
-    """What decides a player's games, as the file records it."""
+def player(spec: PlayerSpec | EnginePlayer) -> dict:
+    """What decides a player's games, as the file records it: an external engine's by the name
+    it declares, its values and its search (not by the command that started it)."""
+    if isinstance(spec, EnginePlayer):
+        return {"engine": spec.name, "weights": dict(spec.weights),
+                "depth": to_yaml(spec.depth)}
     return {"family": spec.family, "weights": dict(spec.weights), "depth": to_yaml(spec.depth),
             "cutoff": spec.cutoff}
 
@@ -111,7 +117,8 @@ class SavedGames:
 
 def _is_player(held: object) -> bool:
     """Whether ``held`` is a player as ``player`` makes it."""
-    return (isinstance(held, dict) and held.keys() == {"family", "weights", "depth", "cutoff"}
+    return (isinstance(held, dict) and held.keys() in ({"family", "weights", "depth", "cutoff"},
+                                                      {"engine", "weights", "depth"})
             and isinstance(held["weights"], dict))
 
 

@@ -161,8 +161,9 @@ class BestSoFar(Observer):
         })
 
     def write(self, weights: dict[str, float], provenance: dict) -> None:
+        engine = self.config.engine
         self.store.write_best(WeightsFile(self.config.family, weights, self.config.search.depth,
-                                          provenance))
+                                          provenance, engine and engine.declared.name))
 
 
 class Checkpoints(Observer):

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO
 
+from engine.external.player import engine_digest
 from engine.families.registry import family_source_digest
 from engine.stats import counted
 from tuner import commands, interrupts
@@ -62,6 +63,14 @@ def new_strategy(config: RunConfig, space: SearchSpace) -> Strategy:
     return strategy_for(config.strategy.name, config.strategy.settings, config.shared, space)
 
 
+def player_digest(config: RunConfig) -> str | None:
+    """A digest of the code that plays the run's games: its family's source, or its engine's
+    command and the files it names (``engine.external.player.engine_digest``)."""
+    if config.engine is not None:
+        return engine_digest(config.engine.engine)
+    return family_source_digest(config.family)
+
+
 def _store(place: Path | RunStore, staged: Callable[[], Path] | None = None) -> RunStore:
     return DirectoryStore(place, staged) if isinstance(place, Path) else place
 
@@ -103,7 +112,7 @@ class TuningRun:
         if strategy is None and config.cmaes.popsize != AUTO:
             strategy = new_strategy(config, SearchSpace(config.params))
         state = RunState(config=config.resolved(), strategy=strategy.dumps() if strategy else b"",
-                         family_digest=family_source_digest(config.family))
+                         family_digest=player_digest(config))
         store.prepare()
         store.write_config(state.config)
         return cls(config, store, state, strategy, progress)
@@ -111,20 +120,22 @@ class TuningRun:
     @classmethod
     def resume(cls, config: RunConfig, run_dir: Path | RunStore, state: RunState,
                progress: bool = True, family_changed: bool = False) -> TuningRun:
-        """The run in ``run_dir`` from its checkpoint ``state``. A family file or module edited
-        since the run started is refused (the run would mix two heuristics) unless
-        ``family_changed``; then the run goes on with the new code and records it."""
+        """The run in ``run_dir`` from its checkpoint ``state``. A family file or module, or an
+        engine's program, edited since the run started is refused (the run would mix two
+        heuristics) unless ``family_changed``; then the run goes on with the new code and records
+        it."""
         store = _store(run_dir)
-        digest = family_source_digest(config.family)
+        digest = player_digest(config)
         if state.family_digest is not None and digest != state.family_digest:
+            what = config.player_name
             if not family_changed:
                 raise CheckpointError(
-                    f"{store.location}: the code of family {config.family!r} changed since the "
-                    f"run started, so its games would mix two heuristics: put the old code back, "
-                    "or resume with the new code anyway: "
+                    f"{store.location}: the code of {what} changed since the run started, so its "
+                    "games would mix two heuristics: put the old code back, or resume with the "
+                    "new code anyway: "
                     f"{commands.tune('resume', store.location, '--family-changed')}")
-            log.warning("warning: family %r changed since the run started; resuming with the "
-                        "new code (--family-changed)", config.family)
+            log.warning("warning: %s changed since the run started; resuming with the new code "
+                        "(--family-changed)", what)
             state.family_digest = digest
         for path in store.prepare():
             log.info("removed %s, left by an interrupted write", path)

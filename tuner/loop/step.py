@@ -15,6 +15,7 @@ import statistics
 import time
 
 from engine import finite
+from engine.external.player import EnginePlayer
 from engine.families import get_family
 from engine.heuristic import HeuristicError
 from engine.solver import GameResult, PlayerSpec
@@ -45,7 +46,7 @@ class Games:
         self.evaluator = evaluator
         self.observers = observers
 
-    def spec(self, weights: dict[str, float]) -> PlayerSpec:
+    def spec(self, weights: dict[str, float]) -> PlayerSpec | EnginePlayer:
         return self.config.player(weights)
 
     def fitness(self, results: list[GameResult]) -> Fitness:
@@ -64,7 +65,10 @@ class Games:
     def heuristic_problem(self, weights: dict[str, float]) -> str | None:
         """Why the search cannot use these weights (``engine.finite``), naming the weights to
         blame; None when it can. The config was checked at its initial point and at every
-        box's ends, but weights at several ends at once can still overflow together."""
+        box's ends, but weights at several ends at once can still overflow together. An
+        external engine's weights are the engine's to judge."""
+        if self.config.family is None:
+            return None
         family = get_family(self.config.family)
         vector = family.vector(weights)
         found = finite.diagnose(family, vector)

@@ -91,6 +91,13 @@ elif fault == "many-fours":
     engine.spawn = spawn_with(four=0.3, first_cell=False)
 elif fault == "first-empty-cell":
     engine.spawn = spawn_with(four=0.1, first_cell=True)
+elif fault == "crash-on-seed":  # the seed in the file named after the fault (none if empty)
+    doomed = Path(sys.argv[2]).read_text().strip()
+    engine.play = lambda seed, *args, **kwargs: crash() if str(seed) == doomed else real_play(
+        seed, *args, **kwargs)
+elif fault == "crash-once":  # the first process to play, of those given the file after the name
+    marker = Path(sys.argv[2])
+    engine.play = play_after(lambda: marker.exists() or (marker.touch(), crash()))
 elif fault == "idle-parameter":
     engine.PARAMS["unused_weight"] = (1.0, 0.0, 2.0)
 else:

@@ -60,3 +60,17 @@ def test_its_declaration_names_the_classic_constants_at_their_usual_values(c_eng
                         "monotonicity_weight": 47.0, "sum_power": 3.5, "sum_weight": 11.0,
                         "merges_weight": 700.0, "empty_weight": 270.0}
     assert searches == ((0, 4), True)
+
+
+def test_its_shipped_run_config_reads_with_the_built_engine(c_engine):
+    """examples/engines/c-engine-d2.yaml, read beside the engine built as its header says: its
+    parameters are the engine's, at the values it declares."""
+    from tuner.config import load_config
+
+    config_file = c_engine.parent / "c-engine-d2.yaml"
+    shutil.copy(ROOT / "examples" / "engines" / "c-engine-d2.yaml", config_file)
+    config = load_config(config_file)
+    assert config.player_name == "engine c-example 1.0" and config.search.depth == 2
+    declared = {param.name: param.default for param in config.engine.declared.params}
+    assert {p.name: p.init for p in config.params} == declared
+    assert [p.name for p in config.params if not p.tuned] == ["lost_penalty"]
