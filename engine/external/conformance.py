@@ -23,6 +23,7 @@ from engine.rules import Move, apply_move, is_game_over
 ALPHA = 0.0005  # each statistical check's false alarm rate
 MIN_SPAWNS = 1000  # fewer cannot show a wrong spawn distribution
 PARAM_GAMES = 8  # of the check's seeds, played again with each parameter moved
+LARGEST_SEED = 2**64 - 1  # a seed the protocol allows; tuning validates on seeds from 2**63
 P_FOUR = 0.1
 SPAWN_BINS = 20  # of the spawn cells' chi-squared test
 
@@ -63,9 +64,16 @@ def check_engine(command: list[str], *, games: int = 20, seed: int = 1,
             yield Check("games", False, str(err))
             return
         results = [game for game, _ in traced]
+        try:
+            list(engine.play(search, [LARGEST_SEED]))
+        except EngineFailure as err:
+            yield Check("games", False, f"seed {LARGEST_SEED} (2^64 - 1; validation games have "
+                                        f"seeds from 2^63 up): {err}")
+            return
         yield Check("games", True, f"{games} games at {search}, seeds {seeds[0]} to "
                     f"{seeds[-1]}: scores {min(g.score for g in results):,} to "
-                    f"{max(g.score for g in results):,}, {sum(g.moves for g in results):,} moves")
+                    f"{max(g.score for g in results):,}, {sum(g.moves for g in results):,} moves; "
+                    "seed 2^64 - 1 plays too")
         replayed = [(game, *replay(steps, game)) for game, steps in traced]
         rules = _rules(replayed)
         yield rules

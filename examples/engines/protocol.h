@@ -131,9 +131,11 @@ static int protocol_parse_search(const char *text, int max_depth) {
 }
 
 /* A seed: decimal digits only, at most 19 of them. */
+/* A seed is 0 to 2^64 - 1, up to 20 digits (tune2048 validates on seeds from 2^63 up). */
 static int protocol_parse_seed(const char *text, uint64_t *seed) {
     size_t n = strlen(text);
-    if (n == 0 || n > 19 || strspn(text, "0123456789") != n) return 0;
+    if (n == 0 || n > 20 || strspn(text, "0123456789") != n) return 0;
+    if (n == 20 && strcmp(text, "18446744073709551615") > 0) return 0;
     *seed = strtoull(text, NULL, 10);
     return 1;
 }

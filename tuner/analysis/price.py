@@ -20,6 +20,7 @@ CPUs' time on games). bench/price.py sets the estimate beside shipped runs' real
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import statistics
@@ -91,6 +92,7 @@ class Price:
 
     games: GameCount
     game_time: GameTime
+    played: int = 0  # training games played already: ``games`` is what is left
 
     @property
     def cpu_seconds(self) -> float:
@@ -132,8 +134,12 @@ def most_games(config: RunConfig, cpus: int) -> GameCount:
                      (final + every) * validation.games, config.cmaes.restarts)
 
 
-def price(config: RunConfig, cpus: int, game_time: GameTime) -> Price:
-    return Price(most_games(config, cpus), game_time)
+def price(config: RunConfig, cpus: int, game_time: GameTime, played: int = 0) -> Price:
+    """What a run of ``config`` on ``cpus`` CPUs costs at ``game_time``, once it has played
+    ``played`` training games (a resumed run: what is left)."""
+    games = most_games(config, cpus)
+    left = dataclasses.replace(games, training=max(0, games.training - played))
+    return Price(left, game_time, played)
 
 
 def rough_game_time(config: RunConfig) -> GameTime | None:
@@ -238,7 +244,7 @@ def walls(result: Price, cpus: int, config: RunConfig) -> str:
     sizes = [cpus, *(n for n in CLUSTER_SIZES if n != cpus)]
     parts = []
     for n in sizes:
-        at = result if n == cpus else price(config, n, result.game_time)
+        at = result if n == cpus else price(config, n, result.game_time, result.played)
         parts.append(f"{duration(at.wall_seconds(n))} on {n:,}" + (" CPUs" if n == cpus else ""))
     return ", ".join(parts)
 

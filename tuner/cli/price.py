@@ -4,7 +4,6 @@ nothing; every run says it in one line once it knows its CPUs (``tuner.analysis.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 
 from engine.stats import counted
 from tuner import commands
@@ -42,9 +41,5 @@ def first_line(run, cpus: int) -> str:
         return (f"price: at most {counted(games, 'game')}; the game time of {config.player_name} "
                 f"is known after a generation (measured now by: "
                 f"{commands.tune('--config', config.source, '--dry-run')})")
-    result = price.price(config, cpus, game_time)
-    games = result.games
-    if state.games:
-        left = max(0, games.training - state.games)
-        result = dataclasses.replace(result, games=dataclasses.replace(games, training=left))
+    result = price.price(config, cpus, game_time, state.games)
     return price.summary(result, cpus, config, "price of what is left" if state.games else "price")

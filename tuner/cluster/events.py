@@ -5,7 +5,7 @@ Nodes are compared with the previous look at Ray's node table (``NodeWatch``), a
 ``NODE_CHECK_SECONDS`` while the driver waits for games. Workers and retries are what Ray itself
 tells the driver, in messages that Ray would print on its stdout: the last 20 lines of a dead
 raylet's log (some 50 lines of ``[state-dump]`` on the terminal), a worker's exit details, the
-retries a task has left. Each message goes whole to ``run.log`` only (logged with
+retries a task has left (with an external engine's failure, its one line). Each message goes whole to ``run.log`` only (logged with
 ``FILE_ONLY``), and the ones that say something a user acts on become an event line.
 """
 
@@ -27,6 +27,8 @@ WORKER_DIED = re.compile(r"A worker died or was killed while executing a task")
 WORKER_PID = re.compile(r"Worker PID: (\d+)")
 WORKER_ADDRESS = re.compile(r"Worker IP address: (\S+)")
 TASK_RETRIED = re.compile(r"Task \S+ failed\. There (?:are|is) (\d+) retr\w+ remaining")
+ENGINE_LOST = re.compile(r"EngineLost: (.+)")  # an external engine's failure, its one line
+SAME_EVENT_SECONDS = 10.0  # an engine's failure said again within this is left to run.log
 
 
 @dataclass(frozen=True)
@@ -74,8 +76,10 @@ def message_event(message: str) -> str | None:
         return f"{who}{f' on {address.group(1)}' if address else ''} died while playing a task"
     if retried := TASK_RETRIED.search(message):
         left = int(retried.group(1))
-        return (f"a task of games was lost and is played again ({left} "
-                f"{'retry' if left == 1 else 'retries'} left)")
+        retries = f"{left} {'retry' if left == 1 else 'retries'} left"
+        if lost := ENGINE_LOST.search(message):
+            return f"a task's engine failed; the task is played again ({retries}): {lost.group(1)}"
+        return f"a task of games was lost and is played again ({retries})"
     return None
 
 
@@ -84,12 +88,24 @@ def say(level: int, line: str) -> None:
     log.log(level, "%s %s", time.strftime("%H:%M:%S"), line)
 
 
+_engine_said = {"reason": "", "at": -SAME_EVENT_SECONDS}  # the last engine failure said
+
+
 def ray_said(message: str) -> None:
     """A message Ray sends the driver: whole in run.log, and its event line where it has one.
-    Called from Ray's thread that receives them."""
+    An engine failing the same way in task after task (a seed it refuses, say) is said once
+    every ``SAME_EVENT_SECONDS``. Called from Ray's thread that receives them."""
     log.warning("Ray: %s", message.rstrip(), extra=FILE_ONLY)
-    if (line := message_event(message)) is not None:
-        say(logging.WARNING, line)
+    if (line := message_event(message)) is None:
+        return
+    if lost := ENGINE_LOST.search(message):
+        # by its words: the seed or the number it names changes from task to task
+        reason = re.sub(r"\d+", "N", lost.group(1).partition(" (request:")[0])
+        now = time.monotonic()
+        if reason == _engine_said["reason"] and now - _engine_said["at"] < SAME_EVENT_SECONDS:
+            return
+        _engine_said.update(reason=reason, at=now)
+    say(logging.WARNING, line)
 
 
 class NodeWatch:

@@ -98,6 +98,10 @@ elif fault == "crash-on-seed":  # the seed in the file named after the fault (no
 elif fault == "crash-once":  # the first process to play, of those given the file after the name
     marker = Path(sys.argv[2])
     engine.play = play_after(lambda: marker.exists() or (marker.touch(), crash()))
+elif fault == "small-seeds":  # a seed of 2^63 and more is refused, as a signed 64-bit reader would
+    engine.play = lambda seed, depth, weights, say, trace: (
+        say(f"error not a seed: {seed}") if seed >= 1 << 63 else
+        real_play(seed, depth, weights, say, trace))
 elif fault == "idle-parameter":
     engine.PARAMS["unused_weight"] = (1.0, 0.0, 2.0)
 else:

@@ -40,6 +40,8 @@ def test_the_example_engine_passes_every_check():
     ("many-fours", "spawn tiles", "4s in "),
     ("first-empty-cell", "spawn cells", "p = 0 for uniform"),
     ("idle-parameter", "parameters", "changing none of 4 games: unused_weight (at 0 and 2)"),
+    ("small-seeds", "games", ("seed 18446744073709551615 (2^64 - 1; validation games have seeds "
+                              "from 2^63 up): engine ")),
 ])
 def test_each_fault_fails_its_check_and_no_other(fault, failed, said):
     found = checks([*BAD, fault], timeout=5)

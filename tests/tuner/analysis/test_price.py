@@ -124,6 +124,9 @@ def test_a_resumed_run_prices_what_is_left_at_its_own_game_times(tmp_path):
     # 32 of the 3 x 4 x 8 training games left, and 30 to validate, at 16 s / 64 games
     assert line.startswith("price of what is left: at most 62 games (52% training), ")
     assert "recorded by this run: 0.25 s a game over 64 training games" in line
+    # every cluster size prices what is left too: 62 games of 0.25 s, after Ray's start
+    left = price.START_SECONDS + 62 * 0.25 / 16
+    assert f"{price.duration(left)} on 16," in line
 
 
 def test_dry_run_prints_the_price_writes_nothing_and_starts_no_ray(tmp_path, monkeypatch,

@@ -48,6 +48,14 @@ def test_a_node_that_left_and_one_that_joined_are_a_line_each():
     assert events.node_changes(after, after) == []
 
 
+ENGINE_FAILED = (  # as Ray 2.60 says a task failed by EngineLost (its colour codes left out)
+    "Task play_unit failed. There are 2 retries remaining, so the task will be retried. Error: "
+    "User exception:\nray::play_unit() (pid=4043, ip=192.0.2.2)\n  File \"/work/main/tuner/games/"
+    "evaluation.py\", line 100, in play_unit\n    return play_games(spec, list(seeds))\n"
+    "engine.external.player.EngineLost: engine './c_engine': reports an error: not a seed: {seed} "
+    "(request: 'play depth:2 {seed}')\n")
+
+
 @pytest.mark.parametrize(("message", "line"), [
     (WORKER_DIED, "Ray worker 4226 on 192.0.2.2 died while playing a task"),
     ("A worker died or was killed while executing a task (details elsewhere)",
@@ -56,6 +64,9 @@ def test_a_node_that_left_and_one_that_joined_are_a_line_each():
     (TASK_RETRIED.replace("are 3 retries", "is 1 retry"),
      "a task of games was lost and is played again (1 retry left)"),
     (RAYLET_DIED, None),  # the node's departure is said from the node table
+    (ENGINE_FAILED.format(seed=7), ("a task's engine failed; the task is played again (2 "
+                                    "retries left): engine './c_engine': reports an error: not "
+                                    "a seed: 7 (request: 'play depth:2 7')")),
 ])
 def test_rays_messages_that_a_user_acts_on_make_an_event_line(message, line):
     assert events.message_event(message) == line
@@ -88,6 +99,21 @@ def test_rays_messages_go_to_run_log_whole_and_their_events_to_the_terminal_too(
     kept = run_log.read_text()
     assert kept.count("[state-dump]") == 8 and "Worker exit type: SYSTEM_ERROR" in kept
     assert shown[0] in kept
+
+
+def test_an_engine_failing_the_same_way_task_after_task_is_said_once_a_while(logs,
+                                                                            monkeypatch):
+    terminal, run_log = logs
+    clock = [100.0]
+    monkeypatch.setattr(events.time, "monotonic", lambda: clock[0])
+    for seed in (7, 8, 9):  # at once: one line
+        events.ray_said(ENGINE_FAILED.format(seed=seed))
+    clock[0] += events.SAME_EVENT_SECONDS
+    events.ray_said(ENGINE_FAILED.format(seed=10))  # a while later: said again
+    shown = terminal.getvalue().splitlines()
+    assert [line.rsplit("not a seed: ", 1)[1] for line in shown] == [
+        "7 (request: 'play depth:2 7')", "10 (request: 'play depth:2 10')"]
+    assert run_log.read_text().count("EngineLost") == 4  # every message whole in run.log
 
 
 def test_the_node_table_is_read_at_most_every_few_seconds(monkeypatch, logs):
