@@ -458,6 +458,8 @@ def plot(drawn: dict, cpus: list[int], path: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", default=str(DATA),
+                        help="the recorded games and Ray costs (default bench/data/game_times.json)")
     parser.add_argument("--configs", nargs="+", default=list(CONFIGS))
     parser.add_argument("--cpus", type=int, nargs="+", default=list(CPUS))
     parser.add_argument("--generations", type=int, default=4,
@@ -468,7 +470,7 @@ def main() -> None:
     parser.add_argument("--validate", action="store_true",
                         help="compare the simulation with real Ray runs on this machine")
     args = parser.parse_args()
-    data = json.loads(DATA.read_text(encoding="utf-8"))
+    data = json.loads(Path(args.data).read_text(encoding="utf-8"))
     costs = data["ray"]
     print(f"games recorded {data['recorded']} on {data['machine']}; Ray per task (recorded "
           f"{costs['recorded']}): driver "

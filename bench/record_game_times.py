@@ -18,8 +18,9 @@ out).
 
 Run: ``python bench/record_game_times.py`` (a few minutes; writes bench/data/game_times.json);
 ``--ray-only`` measures Ray again and keeps the file's games; ``--configs c-engine-d2
---games-only`` adds the C example engine's games through the engine protocol (build it first,
-as examples/engines/c-engine-d2.yaml says), keeping the rest.
+--games-only --out bench/data/game_times_c_engine.json`` records the C example engine's games
+through the engine protocol (build it first, as examples/engines/c-engine-d2.yaml says) into a
+file of their own, beside the Ray costs of game_times.json, for ``bench/cluster_scale.py --data``.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from tuner.loop.run import TuningRun
 from tuner.store.store import MemoryStore
 
 REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "bench" / "data" / "game_times.json"
 GAMES = {"snake": 128, "classic-d2": 32, "classic-d3": 8, "c-engine-d2": 16}
 DEFAULT_CONFIGS = ("snake", "classic-d2", "classic-d3")
 # configs of external engines, recorded when named (--configs c-engine-d2): the engine must be
@@ -67,11 +69,11 @@ def record_config(name: str, games: int) -> dict:
     evaluator.play([Job(0, jobs[0].spec, seeds[:1])], None)  # compile and warm up, untimed
     candidates, builds = [], []
     for job in jobs:
-        results = evaluator.play([job])[0]
-        candidates.append([[r.score, round(r.seconds, 6), r.moves_evaluated] for r in results])
         started = time.perf_counter()
         build(job.spec)  # what a worker does first with a candidate it has not seen
         builds.append(time.perf_counter() - started)
+        results = evaluator.play([job])[0]
+        candidates.append([[r.score, round(r.seconds, 6), r.moves_evaluated] for r in results])
         print(f"{name}: candidate {job.candidate}: {games} games, "
               f"{sum(r.seconds for r in results) / games * 1000:,.1f} ms a game, "
               f"{builds[-1] * 1000:.2f} ms to build its player", flush=True)
@@ -149,21 +151,22 @@ def main() -> None:
     parser.add_argument("--configs", nargs="+", default=list(DEFAULT_CONFIGS))
     parser.add_argument("--ray-cpus", type=int, default=2)
     parser.add_argument("--tasks", type=int, default=5000)
-    parser.add_argument("--out", default=str(REPO / "bench" / "data" / "game_times.json"))
+    parser.add_argument("--out", default=str(DATA))
     parser.add_argument("--ray-only", action="store_true",
                         help="measure Ray's costs again, keeping the games already in --out")
     parser.add_argument("--games-only", action="store_true",
-                        help="record the games of --configs, keeping the rest of --out")
+                        help="record the games of --configs into --out, a new file, with the "
+                             "Ray costs of bench/data/game_times.json")
     args = parser.parse_args()
     out = Path(args.out)
     if args.ray_only:
         record = json.loads(out.read_text(encoding="utf-8"))
         record["ray"] = record_ray(args.ray_cpus, args.tasks)
-    elif args.games_only:
-        record = json.loads(out.read_text(encoding="utf-8"))
-        for name in args.configs:
-            record["configs"][name] = record_config(name, GAMES.get(name, 32))
-            record["configs"][name]["recorded"] = datetime.date.today().isoformat()
+    elif args.games_only:  # into a new file: the shipped one is committed, never rewritten
+        record = json.loads(DATA.read_text(encoding="utf-8"))
+        record["recorded"] = datetime.date.today().isoformat()
+        record["configs"] = {name: record_config(name, GAMES.get(name, 32))
+                             for name in args.configs}
     else:
         record = {
             "recorded": datetime.date.today().isoformat(),
