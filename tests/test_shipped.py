@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,18 @@ def names_itself(run_dir: str) -> bool:
 
 FINISHED_IN_PLACE = [d for d in FINISHED_RUNS if names_itself(d)]
 FINISHED_AND_MOVED = [d for d in FINISHED_RUNS if d not in FINISHED_IN_PLACE]
+# A run of an external engine reads its config by starting the engine, which a fresh clone
+# builds first (the C example, with the system's C compiler)
+COMPILER = shutil.which("cc")
+ENGINE_RUNS = [d for d in RUN_DIRS
+               if "engine" in yaml.safe_load((REPO_ROOT / d / "config.yaml").read_text())]
+
+
+def runs(run_dirs: list[str]) -> list:
+    """``run_dirs`` as test parameters, an engine's skipped where it cannot be built."""
+    no_engine = pytest.mark.skipif(COMPILER is None, reason="no C compiler (cc) to build "
+                                                            "examples/engines/c_engine.c")
+    return [pytest.param(d, marks=no_engine) if d in ENGINE_RUNS else d for d in run_dirs]
 
 
 def fingerprint(root: Path) -> dict[str, str]:
@@ -50,6 +63,11 @@ def clone(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("clone")
     for folder in ("configs", "examples", "runs"):
         shutil.copytree(REPO_ROOT / folder, root / folder)
+    engines = root / "examples" / "engines"
+    (engines / "c_engine").unlink(missing_ok=True)  # built here, as in a fresh clone
+    if COMPILER is not None:  # the build command of its config's header
+        subprocess.run([COMPILER, "-O2", "-o", str(engines / "c_engine"),
+                        str(engines / "c_engine.c"), "-lm"], check=True)
     return root
 
 
@@ -62,6 +80,8 @@ def test_every_shipped_config_and_run_is_covered():
 @pytest.mark.slow
 @pytest.mark.parametrize(("config", "options"), [
     *((config, ["--workers", "1"]) for config in SHIPPED_CONFIGS),
+    pytest.param("examples/engines/c-engine-d2.yaml", ["--workers", "1"], marks=pytest.mark.skipif(
+        COMPILER is None, reason="no C compiler (cc) to build examples/engines/c_engine.c")),
     # what --overwrite stages does not depend on the config: one is enough
     ("configs/classic-d3.yaml", ["--workers", "3", "--overwrite"]),
 ])
@@ -80,7 +100,7 @@ def test_the_documented_short_form_starts_snake(clone, no_ray):
 
 
 @pytest.mark.parametrize("overwrite", [[], ["--overwrite"]])
-@pytest.mark.parametrize("run_dir", FINISHED_IN_PLACE)
+@pytest.mark.parametrize("run_dir", runs(FINISHED_IN_PLACE))
 def test_replaying_a_shipped_runs_config_never_replaces_it(clone, no_ray, run_dir, overwrite):
     # A shipped run's config.yaml names its own directory: the run is refused, not restarted.
     before = fingerprint(clone / "runs")
@@ -91,7 +111,7 @@ def test_replaying_a_shipped_runs_config_never_replaces_it(clone, no_ray, run_di
 
 
 @pytest.mark.parametrize("overwrite", [[], ["--overwrite"]])
-@pytest.mark.parametrize("run_dir", FINISHED_AND_MOVED)
+@pytest.mark.parametrize("run_dir", runs(FINISHED_AND_MOVED))
 def test_replaying_a_moved_runs_config_starts_where_it_began(clone, no_ray, run_dir, overwrite):
     # Its config.yaml names outputs/, where the campaign started: the replay starts there.
     before = fingerprint(clone / "runs")
@@ -101,7 +121,7 @@ def test_replaying_a_moved_runs_config_starts_where_it_began(clone, no_ray, run_
 
 
 @pytest.mark.parametrize("overwrite", [[], ["--overwrite"]])
-@pytest.mark.parametrize("run_dir", RUNS_UNDER_WAY)
+@pytest.mark.parametrize("run_dir", runs(RUNS_UNDER_WAY))
 def test_replaying_a_committed_runs_config_leaves_runs_untouched(clone, no_ray, run_dir,
                                                                  overwrite):
     before = fingerprint(clone / "runs")
@@ -113,6 +133,8 @@ def test_replaying_a_committed_runs_config_leaves_runs_untouched(clone, no_ray, 
 def test_report_on_a_shipped_run_writes_nothing_unless_asked(clone, tmp_path):
     before = fingerprint(clone / "runs")
     for run_dir in FINISHED_RUNS + RUNS_UNDER_WAY:  # history-only campaign seeds included
+        if run_dir in ENGINE_RUNS and COMPILER is None:
+            continue  # its config names an engine this machine cannot build
         result = run_tune(["report", run_dir], clone, None)
         assert result.returncode == 0, result.stderr
         assert "wrote" not in result.stdout
