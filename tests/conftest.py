@@ -232,3 +232,20 @@ def twin_families(tmp_path) -> tuple[str, str]:
         (tmp_path / folder / "fam.py").write_text(
             TWIN.format(cls=cls, name=f"twin-{folder}", param=param), encoding="utf-8")
     return f"{tmp_path}/a/fam.py:F", f"{tmp_path}/b/fam.py:G"
+
+
+# ---- a Ray cluster of three nodes ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A head with no CPU and two worker nodes of one CPU each, on this machine: every game runs
+    on a worker. One a test module: its tests leave the nodes as they found them."""
+    from ray.cluster_utils import Cluster  # Ray, for the tests that ask for a cluster
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+    for _ in range(2):
+        cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    yield cluster
+    cluster.shutdown()

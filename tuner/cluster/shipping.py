@@ -20,7 +20,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -54,16 +54,13 @@ def ship_family(spec: str) -> tuple[str | ModuleType | None, str]:
             raise FamilyNotFound(f"family file {path}: cannot read it: {err.strerror}") from None
         package = SHIPPED_PREFIX + hashlib.sha256(
             os.fsencode(path) + b"\0" + content).hexdigest()[:16]
-        folder = _shipping_dir() / package
-        if not folder.is_dir():
-            building = _shipping_dir() / f"{package}.building"
-            shutil.rmtree(building, ignore_errors=True)
-            building.mkdir()
+        def fill(building: Path) -> None:
             (building / "__init__.py").write_text(
                 '"""A family file shipped by tune2048 to its Ray workers."""\n\n'
                 f"{SOURCE_ATTRIBUTE} = {str(path)!r}\n", encoding="utf-8")
             (building / f"{SHIPPED_MODULE}.py").write_bytes(content)
-            building.rename(folder)
+
+        folder = _package(package, fill)
         return str(folder), f"{package}.{SHIPPED_MODULE}:{spec.rpartition(':')[2]}"
     module_spec = spec if ":" in spec else None
     if module_spec is None:
@@ -90,11 +87,8 @@ def ship_engine(engine: EngineCommand, ship: Sequence[str]) -> tuple[str, Engine
             raise BadInput(f"engine {engine.label!r}: cannot ship {file}: {err.strerror}") from None
         digest.update(b"\0" + os.fsencode(file.relative_to(cwd)) + b"\0" + content)
     package = ENGINE_PREFIX + digest.hexdigest()[:16]
-    folder = _shipping_dir() / package
-    if not folder.is_dir():
-        building = _shipping_dir() / f"{package}.building"
-        shutil.rmtree(building, ignore_errors=True)
-        building.mkdir()
+
+    def fill(building: Path) -> None:
         (building / "__init__.py").write_text(
             '"""An external engine\'s files, shipped by tune2048 to its Ray workers."""\n',
             encoding="utf-8")
@@ -102,8 +96,21 @@ def ship_engine(engine: EngineCommand, ship: Sequence[str]) -> tuple[str, Engine
             copy = building / file.relative_to(cwd)
             copy.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(file, copy)
+
+    return str(_package(package, fill)), dataclasses.replace(engine, package=package)
+
+
+def _package(package: str, fill: Callable[[Path], None]) -> Path:
+    """The folder of ``package`` among those this process ships, made once by ``fill`` in a
+    folder of its own and renamed whole (a half-made one is never shipped)."""
+    folder = _shipping_dir() / package
+    if not folder.is_dir():
+        building = _shipping_dir() / f"{package}.building"
+        shutil.rmtree(building, ignore_errors=True)
+        building.mkdir()
+        fill(building)
         building.rename(folder)
-    return str(folder), dataclasses.replace(engine, package=package)
+    return folder
 
 
 def _files_under(path: Path) -> list[Path]:

@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from ray.cluster_utils import Cluster
 
 from engine.external.player import EngineCommand, EnginePlayer
 from tuner.cluster.ray_evaluator import RayEvaluator
@@ -24,17 +23,6 @@ WEIGHTS = ({"empty_weight": 270.0, "merges_weight": 700.0, "monotonicity_weight"
            {"empty_weight": 20.0, "merges_weight": 100.0, "monotonicity_weight": 47.0})
 
 pytestmark = pytest.mark.slow  # a cluster of three Ray nodes
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    """A head with no CPU and two worker nodes of one CPU each: every game runs on a worker."""
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
-    for _ in range(2):
-        cluster.add_node(num_cpus=1)
-    cluster.wait_for_nodes()
-    yield cluster
-    cluster.shutdown()
 
 
 def jobs_of(engine: EngineCommand) -> list[Job]:

@@ -7,7 +7,6 @@ import shutil
 
 import pytest
 from conftest import ODD_FAMILY_FILE_NAMES, TWIN
-from ray.cluster_utils import Cluster
 
 from engine.families import FAMILIES
 from engine.families.registry import canonical_spec
@@ -18,17 +17,6 @@ from tuner.errors import EvaluationError
 from tuner.games.evaluation import Job, SerialEvaluator
 
 FAMILY = TWIN.format(cls="Shipped", name="shipped", param="empty")
-
-
-@pytest.fixture
-def cluster():
-    """A head with no CPU and two worker nodes of one CPU each: every game runs on a worker."""
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
-    for _ in range(2):
-        cluster.add_node(num_cpus=1)
-    cluster.wait_for_nodes()
-    yield cluster
-    cluster.shutdown()
 
 
 def test_a_family_file_in_a_temporary_directory_reaches_every_worker(cluster, tmp_path):
