@@ -6,17 +6,18 @@ start yet), and the driver asks the schedule again when units come back; each wo
 keeps the compiled engine loaded and caches the last few players it built
 (``tuner.games.evaluation.SolverCache``), so a unit costs one table build at most. Ray retries
 units lost with a dead worker or node (``max_retries``), and units an external engine failed
-(``EngineLost``); an exception inside a game is not retried: it is reported with the candidate, the seed and the traceback. The family's own code
-failing while a unit builds its player comes back as the family guard's ``FamilyCodeError``,
-one line naming the family's file and line as the user knows them, which is bad input. Nodes
+(``EngineLost``); an exception inside a game is not retried: it is reported with the
+candidate, the seed and the traceback. The family's own code failing while a unit builds its
+player comes back as the family guard's ``FamilyCodeError``, one line naming the family's file
+and line as the user knows them, which is bad input. Nodes
 that leave or join, workers that die and the tasks played again are said in a line each
 (``tuner.cluster.events``); Ray's own messages about them go to ``run.log`` only.
 
 A family that is not built in reaches every worker through Ray's job-level ``runtime_env``
 (``py_modules``: a family file, or the top-level package of a family module), as do an external
 engine's files (its config's ``engine.ship``), so nothing but tune2048 itself needs installing
-on the nodes; its ``working_dir`` is an empty folder, so that
-no file of the driver's working directory shadows a module on the workers. Every unit carries
+on the nodes; its ``working_dir`` is an empty folder, so that no file of the driver's working
+directory shadows a module on the workers. Every unit carries
 the driver's tune2048 version and a worker that runs another version refuses it, since the same
 seed must play the same game on every node.
 """
