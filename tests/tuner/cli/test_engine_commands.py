@@ -45,12 +45,13 @@ def config_file(folder: Path, command: list[str], **sections) -> Path:
 def test_an_engine_run_stops_in_one_line_keeps_its_checkpoint_and_resumes(tmp_path):
     doomed = tmp_path / "doomed"  # generation 2's first seed: its units crash the engine
     doomed.write_text(str(training_seeds(11, 2, 6)[0]))
-    path = config_file(tmp_path, [sys.executable, BAD, "crash-on-seed", "doomed"])
+    path = config_file(tmp_path, [sys.executable, BAD, "crash-on-seed", "doomed"],
+                       ray={"max_retries": 1})
     done = run_tune(["--config", str(path), "--workers", "2"], tmp_path, None, timeout=600)
     assert done.returncode == 1, done.stderr
     [stopped] = [line for line in done.stderr.splitlines() if "stopped after" in line]
     assert stopped.startswith("tune: error: stopped after generation 1 (checkpointed): candidate ")
-    assert ("the engine failed a unit and its 3 retries: engine " in stopped
+    assert ("the engine failed a unit and its retry: engine " in stopped
             and "exited with status 3" in stopped and "bad_engine: out of memory" in stopped)
     run_dir = tmp_path / "outputs" / "eng"
     assert "resume with:\n  tune resume outputs/eng --workers 2" in done.stderr
@@ -94,7 +95,7 @@ def test_play_compare_and_defaults_through_an_engine(tmp_path, capsys, monkeypat
     assert (summary["engine"], summary["depth"], summary["games"]) == (NAME, 0, 3)
 
     argv = ["compare", "tuned.yaml", "defaults.yaml", "--engine", ENGINE, "--games", "30",
-            "--save", "games.json", "--json"]
+            "--save", "games.json", "--json", "--workers", "1"]
     assert main(argv) == 0
     first = capsys.readouterr()
     assert "0 of 60 games reused from it, 60 played now" in first.err
@@ -114,11 +115,14 @@ def test_noise_of_an_engine_config(tmp_path, capsys):
     assert "fitness (mean_score) over 8 games" in out
 
 
-def test_a_dry_run_of_an_engine_config_measures_the_engine(tmp_path, capsys):
+def test_a_dry_run_of_an_engine_config_measures_the_engine(tmp_path, capsys, monkeypatch):
+    from tuner.analysis import price
+
+    monkeypatch.setattr(price, "MEASURE_SECONDS", 0.0)  # one game
     path = config_file(tmp_path, [sys.executable, EXAMPLE])
     assert main(["--config", str(path), "--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert "game time" in out and "measured now: " in out and "at the starting weights" in out
+    assert "game time" in out and "measured now: 1 game at the starting weights" in out
     assert not (tmp_path / "outputs").exists()
 
 
