@@ -30,7 +30,7 @@ import yaml
 
 from engine import yaml_text
 from engine.baselines import baseline_names, baseline_path
-from engine.depth import TUNING, parse_depth, to_yaml
+from engine.depth import TUNING, parse_depth
 from engine.echo import shorten
 from engine.errors import BadInput
 from engine.weights_file import read_weights
@@ -361,7 +361,7 @@ def _check_search(check: Checker, search: SearchSection, engine: EngineSection |
         return
     try:
         if engine is None:
-            parse_depth(to_yaml(search.depth), TUNING)
+            parse_depth(search.depth, TUNING)  # a policy is checked as it is
         else:
             search_for(search.depth, engine.declared)
     except BadInput as err:
