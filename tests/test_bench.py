@@ -29,6 +29,20 @@ def test_engine_speed_prints_its_figures(tmp_path):
     assert "decisions/s" in out and "start (import + first decision)" in out
 
 
+def test_the_validity_of_position_objectives_prints_its_figures_and_goes_on_where_it_stopped(
+        tmp_path):
+    toy = ["--games", "4", "--set-games", "2", "--local", "2", "--spread", "2",
+           "--oracle-depths", "1", "--workers", "1", "--out", str(tmp_path / "out")]
+    out = bench(tmp_path, "positions_validity.py", *toy)
+    assert "4 candidates (2 local), 4 games each at depth 1; split-half Spearman" in out
+    assert [line.split()[1] for line in out.splitlines()[2:]] == [
+        "regret", "agreement", "outcome_fit"]
+    kept = {path.name: path.read_bytes() for path in (tmp_path / "out" / "games").iterdir()}
+    assert len(kept) == 4
+    assert bench(tmp_path, "positions_validity.py", *toy) == out  # nothing played again
+    assert kept == {path.name: path.read_bytes() for path in (tmp_path / "out" / "games").iterdir()}
+
+
 def test_engine_protocol_prints_the_ratio_of_the_protocol_to_the_engines_own_loop(tmp_path):
     out = bench(tmp_path, "engine_protocol.py", "--games", "2", "--search", "depth:1",
                 "--repeat", "1")

@@ -48,6 +48,10 @@ class SearchSpace:
         tuned = {p.name: _from_unit(p, float(v)) for p, v in zip(self.tuned, x, strict=True)}
         return {p.name: tuned.get(p.name, p.init) for p in self.params}
 
+    def point(self, weights: dict[str, float]) -> np.ndarray:
+        """The normalised vector of named weights (the inverse of ``weights`` inside the box)."""
+        return np.array([_to_unit(p, weights[p.name]) for p in self.tuned])
+
     def edge_warnings(self, weights: dict[str, float], margin: float = EDGE_MARGIN) -> list[str]:
         """One line per tuned weight within ``margin`` (normalised) of an end of its box.
 

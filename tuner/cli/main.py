@@ -31,7 +31,19 @@ try:
 
     from engine.errors import BadInput, Failure, Tune2048Error
     from tuner import commands, interrupts
-    from tuner.cli import compare, engine, export, families, noise, play, report, resume, run, stop
+    from tuner.cli import (
+        compare,
+        engine,
+        export,
+        families,
+        noise,
+        play,
+        positions,
+        report,
+        resume,
+        run,
+        stop,
+    )
     from tuner.cli import status as status_command
     from tuner.cli.options import ENVIRONMENT_ERRORS, Parser, UsageError, verbosity
 except KeyboardInterrupt:  # raised by hand during the imports: ends the command the same way
@@ -47,7 +59,7 @@ if _came:
     sys.exit(EXIT_INTERRUPTED)
 
 SUBCOMMANDS = (run, resume, stop, status_command, play, compare, report, noise, export, families,
-               engine)
+               engine, positions)
 # The short forms' options, given before any subcommand: (option, destination).
 SHORT_FORM = (("--config", "config"), ("--resume", "run_dir"), ("--overwrite", "overwrite"),
               ("--family-changed", "family_changed"), ("--workers", "workers"),

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from engine.errors import Tune2048Error
 from engine.external.player import EngineCommand, EngineLost, EnginePlayer
+from engine.positions.sampling import PositionSampler
 from engine.solver import GameResult, PlayerSpec
 from tuner import interrupts, ray_api
 from tuner.cluster import events
@@ -174,7 +175,13 @@ class RayEvaluator(_Backend):
         """Count the cluster's CPUs again, for the schedule and the unit size alike."""
         self.workers = self._cpus()
 
-    def _for_workers(self, spec: PlayerSpec | EnginePlayer) -> PlayerSpec | EnginePlayer:
+    def _for_workers(self, spec: PlayerSpec | EnginePlayer | PositionSampler
+                     ) -> PlayerSpec | EnginePlayer | PositionSampler:
+        """``spec`` as the workers find what it names: a family file or an engine where Ray
+        unpacked the files shipped with the job."""
+        if isinstance(spec, PositionSampler):
+            return dataclasses.replace(spec, player=self._for_workers(spec.player),
+                                       oracle=self._for_workers(spec.oracle))
         if isinstance(spec, EnginePlayer):
             engine = self.worker_engines.get(spec.engine, spec.engine)
             return dataclasses.replace(spec, engine=engine) if engine != spec.engine else spec

@@ -26,6 +26,7 @@ from typing import Protocol, Self
 from engine.errors import Tune2048Error
 from engine.external.player import EngineLost, EnginePlayer, close_kept, play_games
 from engine.families.guard import family_code_error, is_interrupt
+from engine.positions.sampling import LabelledGame, PositionSampler, label_game
 from engine.solver import GameResult, PlayerSpec
 from tuner.errors import EvaluationError
 from tuner.games.policy import GameTimes, SchedulePolicy
@@ -42,7 +43,7 @@ class Job:
     """All the games one candidate plays in one evaluation."""
 
     candidate: int
-    spec: PlayerSpec | EnginePlayer
+    spec: PlayerSpec | EnginePlayer | PositionSampler  # the last: a position set's games
     seeds: tuple[int, ...]
 
 
@@ -87,10 +88,12 @@ _solvers = SolverCache()  # this worker process's
 
 
 def play_unit(
-    candidate: int, spec: PlayerSpec | EnginePlayer, seeds: Sequence[int], version: str
-) -> list[GameResult]:
+    candidate: int, spec: PlayerSpec | EnginePlayer | PositionSampler, seeds: Sequence[int],
+    version: str,
+) -> list[GameResult] | list[LabelledGame]:
     """Play one unit of games; the function every backend runs. An external engine's failure
-    is ``EngineLost``, which every backend plays again (``max_retries``)."""
+    is ``EngineLost``, which every backend plays again (``max_retries``). A position sampler's
+    games come back with their positions taken and labelled."""
     if version != tune2048_version():
         raise WrongVersion(
             f"a Ray node ({os.uname().nodename}) runs tune2048 {tune2048_version()}, this "
@@ -98,8 +101,18 @@ def play_unit(
         )
     if isinstance(spec, EnginePlayer):
         return play_games(spec, list(seeds))
+    if isinstance(spec, PositionSampler):
+        player, oracle = _solver(spec.player), _solver(spec.oracle)
+        return _each_game(candidate, spec.player, seeds,
+                          lambda seed: label_game(player, oracle, seed, spec.every))
+    solver = _solver(spec)
+    return _each_game(candidate, spec, seeds, solver.play)
+
+
+def _solver(spec: PlayerSpec):
+    """The worker's solver for ``spec``, built unless kept; the family's failure as one line."""
     try:
-        solver = _solvers.get(spec, PlayerSpec.solver)
+        return _solvers.get(spec, PlayerSpec.solver)
     except BaseException as err:
         if isinstance(err, Tune2048Error) or (is_interrupt(err) and not on_ray_worker()):
             raise  # one line already (the family guard's FamilyCodeError), or a real Ctrl-C
@@ -109,10 +122,14 @@ def play_unit(
         # worker every KeyboardInterrupt is taken for the family's: a Ctrl-C that reached the
         # worker reached the driver too, whose interrupt is what the driver reports.
         raise family_code_error(spec.family, "building a player", err) from None
+
+
+def _each_game(candidate: int, spec: PlayerSpec, seeds: Sequence[int], play: Callable) -> list:
+    """``play(seed)`` for every seed; a failure as a ``GameCrash`` naming the game."""
     results = []
     for seed in seeds:
         try:
-            results.append(solver.play(seed))
+            results.append(play(seed))
         except Exception:  # noqa: BLE001 - any engine failure is reported with its seed
             raise GameCrash(
                 f"a game crashed: candidate {candidate}, seed {seed}, weights {spec.weights}\n"

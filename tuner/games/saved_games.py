@@ -40,8 +40,7 @@ def player(spec: PlayerSpec | EnginePlayer) -> dict:
     if isinstance(spec, EnginePlayer):
         return {"engine": spec.name, "weights": dict(spec.weights),
                 "depth": to_yaml(spec.depth)}
-    return {"family": spec.family, "weights": dict(spec.weights), "depth": to_yaml(spec.depth),
-            "cutoff": spec.cutoff}
+    return spec.to_dict()
 
 
 class SavedGames:

@@ -1,7 +1,9 @@
 """Game seeds, derived from the run seed and indices only (never from time or global state).
 
 Training seeds have the top bit clear and validation seeds have it set, so the two sets never
-overlap. Within a generation every candidate plays the same seeds (common random numbers); the
+overlap. The games a position set is built from (``position_seeds``) have the top bit clear and
+the next one set: never a validation seed, nor one that ``tune compare`` plays by default (from
+1e9 up). Within a generation every candidate plays the same seeds (common random numbers); the
 seeds change every generation.
 """
 
@@ -11,7 +13,8 @@ import numpy as np
 
 TOP_BIT = np.uint64(1 << 63)
 LOW_BITS = np.uint64((1 << 63) - 1)
-TRAINING, VALIDATION, REEVALUATION, NOISE = 0, 1, 2, 3
+POSITIONS_BIT = np.uint64(1 << 62)
+TRAINING, VALIDATION, REEVALUATION, NOISE, POSITIONS = 0, 1, 2, 3, 4
 
 
 def _derive(run_seed: int, stream: int, index: int, count: int) -> np.ndarray:
@@ -36,3 +39,8 @@ def noise_seeds(run_seed: int, count: int) -> list[int]:
 def validation_seeds(run_seed: int, count: int) -> list[int]:
     """The held-out seeds of the final validation (disjoint from every training seed)."""
     return [int(s | TOP_BIT) for s in _derive(run_seed, VALIDATION, 0, count)]
+
+
+def position_seeds(set_seed: int, count: int) -> list[int]:
+    """The seeds of the games a position set of seed ``set_seed`` is built from."""
+    return [int((s & LOW_BITS) | POSITIONS_BIT) for s in _derive(set_seed, POSITIONS, 0, count)]

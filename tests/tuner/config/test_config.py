@@ -306,6 +306,7 @@ def test_search_space_maps_unit_vectors_back_to_weights():
     assert corners["tile_power"] == pytest.approx(0.5)
     assert corners["empty_weight"] == pytest.approx(1000.0)
     assert space.weights([0.5, 0.75])["empty_weight"] == pytest.approx(100.0)
+    np.testing.assert_allclose(space.point(space.weights([0.3, 0.75])), [0.3, 0.75])
 
 
 def test_search_space_clips_out_of_range_vectors_to_the_bounds():

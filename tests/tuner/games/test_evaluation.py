@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+from engine.positions.sampling import PositionSampler
 from engine.solver import PlayerSpec
 from tuner.cluster.ray_evaluator import RayEvaluator
 from tuner.errors import EvaluationError
@@ -55,6 +57,20 @@ def test_ray_backend_matches_the_serial_backend(local_ray):
              for rs in serial]
     assert strip == [[(r.seed, r.score, r.moves, r.final_board, r.moves_evaluated) for r in rs]
                      for rs in on_ray]
+
+
+def test_a_position_sets_games_on_ray_are_the_serial_ones(local_ray):
+    """A position sampler's unit is played where games are, and comes back the same."""
+    sampler = PositionSampler(CLASSIC, PlayerSpec("classic", CLASSIC.weights, 1), 5)
+    job = [Job(0, sampler, tuple(range(300, 305)))]
+    [serial] = SerialEvaluator(2).play(job)
+    with RayEvaluator(2) as evaluator:
+        [on_ray] = evaluator.play(job)
+    def labels(games):
+        return [(g.seed, g.score, g.oracle_positions, g.board.tolist(),
+                 np.nan_to_num(g.values, nan=-1.0).tolist()) for g in games]
+
+    assert labels(serial) == labels(on_ray)
 
 
 @pytest.mark.parametrize("dispatch", DISPATCHES)
