@@ -145,7 +145,7 @@ def main() -> None:
         building = positions.cost["player_positions"] + positions.cost["oracle_positions"]
         results = {}
         for name, objective in OBJECTIVES.items():
-            scored = [objective(Solver(family, w, args.depth), positions) for w in weights]
+            scored = [objective.score(Solver(family, w, args.depth), positions) for w in weights]
             values = np.array([s.value for s in scored])
             cost = float(np.mean([s.evaluated for s in scored])) + building / len(specs)
             equal = max(1, min(math.ceil(cost / positions_per_game), args.games - 1))

@@ -22,12 +22,16 @@ there. Positions of one game share one outcome and one player's style, so every 
 counts games, not positions, as the samples: a cluster-robust error for the two ratios, a
 bootstrap over games (fixed seed) for the correlation. What an objective cost is counted as
 positions: those its searches evaluated, or one per heuristic call.
+
+Each objective is computed in two steps, so that a candidate's games can be scored apart (on
+several CPUs) and put together: ``per_game`` gives one row of sums per game of the set, and
+``finish`` the value and its error from the rows of all the games scored.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,96 +54,165 @@ class PositionScore:
     evaluated: int
 
 
+@dataclass(frozen=True)
+class Objective:
+    """One way to score a player on positions: ``per_game(solver, positions, games)`` gives a
+    row of sums for each of ``games`` (indices into the set's games) and the positions it
+    evaluated; ``finish(rows)`` the value (higher is better) and its standard error from the
+    rows of every game scored; ``counted(rows)`` the positions the value counts."""
+
+    name: str
+    per_game: Callable[[Solver, PositionSet, np.ndarray], tuple[np.ndarray, int]]
+    finish: Callable[[np.ndarray], tuple[float, float]]
+    counted: Callable[[np.ndarray], int]
+
+    def score(self, solver: Solver, positions: PositionSet,
+              games: Sequence[int] | None = None) -> PositionScore:
+        """The objective on ``games`` of the set (all of them by default)."""
+        chosen = np.arange(positions.games) if games is None else np.asarray(games, np.int64)
+        rows, evaluated = self.per_game(solver, positions, chosen)
+        return self.combine([rows], evaluated)
+
+    def combine(self, parts: Sequence[np.ndarray], evaluated: int) -> PositionScore:
+        """The score from the rows of games scored apart (in any grouping), and the positions
+        their scoring evaluated in all."""
+        rows = np.concatenate(parts)
+        value, stderr = self.finish(rows)
+        return PositionScore(value, stderr, len(rows), self.counted(rows), evaluated)
+
+
+def _rows_of(positions: PositionSet, games: np.ndarray) -> np.ndarray:
+    """The positions of ``games`` (indices of the set's games), in the set's order."""
+    return np.flatnonzero(np.isin(positions.arrays["game"], games))
+
+
+def _slots(game: np.ndarray, games: np.ndarray) -> np.ndarray:
+    """Each position's place in ``games``, the game indices scored (which hold every one of
+    ``game``)."""
+    order = np.argsort(games, kind="stable")
+    return order[np.searchsorted(games[order], game)]
+
+
+def _per_game_sums(slot: np.ndarray, count: int, columns: list[np.ndarray]) -> np.ndarray:
+    """[count, len(columns)]: each column summed over the positions of each slot."""
+    return np.stack([np.bincount(slot, column, count) for column in columns], axis=1)
+
+
+def _losses(solver: Solver, positions: PositionSet, games: np.ndarray):
+    """For the positions of ``games`` with two legal moves or more: each one's game, the
+    oracle's value the chosen move loses against the best, the spread of the legal moves'
+    values; and the positions the searches evaluated."""
+    rows = _rows_of(positions, games)
+    values = positions.arrays["values"][rows]
+    counted = (~np.isnan(values)).sum(axis=1) >= 2
+    rows, values = rows[counted], values[counted]
+    moves, evaluated = solver.decide_many(positions.arrays["board"][rows])
+    best = np.nanmax(values, axis=1) if len(rows) else np.zeros(0)
+    worst = np.nanmin(values, axis=1) if len(rows) else np.zeros(0)
+    chosen = values[np.arange(len(rows)), moves]
+    slot = _slots(positions.arrays["game"][rows], games)
+    return slot, best - chosen, best - worst, evaluated
+
+
+def _regret_rows(solver: Solver, positions: PositionSet, games: np.ndarray):
+    slot, lost, spread, evaluated = _losses(solver, positions, games)
+    return _per_game_sums(slot, len(games), [lost, spread, np.ones(len(slot))]), evaluated
+
+
+def _agreement_rows(solver: Solver, positions: PositionSet, games: np.ndarray):
+    slot, lost, _spread, evaluated = _losses(solver, positions, games)
+    agreed = (lost == 0).astype(np.float64)
+    ones = np.ones(len(slot))
+    return _per_game_sums(slot, len(games), [agreed, ones, ones]), evaluated
+
+
+def _ratio(rows: np.ndarray) -> tuple[float, float]:
+    """sum(rows[:, 0]) / sum(rows[:, 1]) with its cluster-robust standard error, each row (a
+    game) a cluster."""
+    top, bottom = rows[:, 0], rows[:, 1]
+    total = float(bottom.sum())
+    count = len(rows)
+    if total == 0:
+        return 0.0, math.inf
+    ratio = float(top.sum()) / total
+    if count < 2:
+        return ratio, math.inf
+    residuals = top - ratio * bottom
+    return ratio, math.sqrt(float((residuals ** 2).sum()) * count / (count - 1)) / total
+
+
+def _negated_ratio(rows: np.ndarray) -> tuple[float, float]:
+    ratio, stderr = _ratio(rows)
+    return 0.0 - ratio, stderr  # never -0.0
+
+
+def _outcome_rows(solver: Solver, positions: PositionSet, games: np.ndarray):
+    """Per game: its positions' count, the means of the heuristic, of log(1 + points to come)
+    and of log(1 + points so far), and their co-moments about those means (xx, yy, zz, xy, xz,
+    yz): games then combine exactly, whatever the scale of the heuristic."""
+    rows = _rows_of(positions, games)
+    x = solver.evaluate_many(positions.arrays["board"][rows])
+    y = np.log1p(positions.score_to_come[rows].astype(np.float64))
+    z = np.log1p(positions.arrays["score_before"][rows].astype(np.float64))
+    slot = _slots(positions.arrays["game"][rows], games)
+    count = _per_game_sums(slot, len(games), [np.ones(len(rows))])[:, 0]
+    means = _per_game_sums(slot, len(games), [x, y, z]) / np.maximum(count, 1)[:, None]
+    dx, dy, dz = (v - means[slot, i] for i, v in enumerate((x, y, z)))
+    moments = _per_game_sums(slot, len(games), [dx * dx, dy * dy, dz * dz, dx * dy, dx * dz,
+                                                dy * dz])
+    return np.column_stack([count, means, moments]), len(rows)
+
+
+def _outcome_fit(rows: np.ndarray) -> tuple[float, float]:
+    value = _partial_correlation(rows, np.ones(len(rows)))
+    if len(rows) < 2:
+        return value, math.inf
+    rng = np.random.default_rng(0)
+    weights = rng.multinomial(len(rows), np.full(len(rows), 1 / len(rows)),
+                              size=BOOTSTRAP_SAMPLES)
+    resampled = [_partial_correlation(rows, w) for w in weights]
+    return value, float(np.std(resampled, ddof=1))
+
+
+def _partial_correlation(rows: np.ndarray, weights: np.ndarray) -> float:
+    """The correlation of x (the heuristic) and y (log points to come), z (log points so far)
+    held fixed, over the games ``rows`` holds, each weighted (a bootstrap's counts)."""
+    count = rows[:, 0] * weights
+    n = count.sum()
+    if n < 4:
+        return 0.0
+    means = rows[:, 1:4]
+    mean = (count[:, None] * means).sum(axis=0) / n
+    spread = means - mean  # each game's means about the whole's
+    (xx, yy, zz, xy, xz, yz) = (
+        (weights[:, None] * rows[:, 4:10]).sum(axis=0)
+        + np.array([(count * spread[:, a] * spread[:, b]).sum()
+                    for a, b in ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))]))
+    if zz > 0:
+        xx, yy, xy = xx - xz * xz / zz, yy - yz * yz / zz, xy - xz * yz / zz
+    if xx <= 0 or yy <= 0:
+        return 0.0
+    return float(xy / math.sqrt(xx * yy))
+
+
+def _counted_column(column: int) -> Callable[[np.ndarray], int]:
+    return lambda rows: int(rows[:, column].sum())
+
+
+OBJECTIVES = {objective.name: objective for objective in (
+    Objective("regret", _regret_rows, _negated_ratio, _counted_column(2)),
+    Objective("agreement", _agreement_rows, _ratio, _counted_column(1)),
+    Objective("outcome_fit", _outcome_rows, _outcome_fit, _counted_column(0)),
+)}
+
+
 def regret(solver: Solver, positions: PositionSet) -> PositionScore:
-    moves, evaluated = solver.decide_many(positions.arrays["board"])
-    lost, spread, rows = _losses(moves, positions.arrays["values"])
-    value, stderr, games = _ratio(lost, spread, positions.arrays["game"][rows])
-    return PositionScore(0.0 - value, stderr, games, int(rows.sum()), evaluated)  # never -0.0
+    return OBJECTIVES["regret"].score(solver, positions)
 
 
 def agreement(solver: Solver, positions: PositionSet) -> PositionScore:
-    moves, evaluated = solver.decide_many(positions.arrays["board"])
-    lost, _spread, rows = _losses(moves, positions.arrays["values"])
-    value, stderr, games = _ratio((lost == 0).astype(np.float64), np.ones(len(lost)),
-                                  positions.arrays["game"][rows])
-    return PositionScore(value, stderr, games, int(rows.sum()), evaluated)
+    return OBJECTIVES["agreement"].score(solver, positions)
 
 
 def outcome_fit(solver: Solver, positions: PositionSet) -> PositionScore:
-    heuristic = solver.evaluate_many(positions.arrays["board"])
-    to_come = np.log1p(positions.score_to_come.astype(np.float64))
-    before = np.log1p(positions.arrays["score_before"].astype(np.float64))
-    game = positions.arrays["game"]
-    # centred, so that the sums of squares keep their digits (heuristic values reach 1e6)
-    sums = _moment_sums(*(column - column.mean() for column in (heuristic, to_come, before)),
-                        game, positions.games)
-    value = _partial_correlation(sums.sum(axis=0))
-    rng = np.random.default_rng(0)
-    counts = rng.multinomial(positions.games, np.full(positions.games, 1 / positions.games),
-                             size=BOOTSTRAP_SAMPLES)
-    resampled = [_partial_correlation(row) for row in counts @ sums]
-    stderr = float(np.std(resampled, ddof=1))
-    return PositionScore(value, stderr, positions.games, positions.positions, positions.positions)
-
-
-def _losses(moves: np.ndarray, values: np.ndarray):
-    """Per position with two legal moves or more: the oracle's value the chosen move loses
-    against the best, and the spread of the legal moves' values; and which rows those are."""
-    legal = ~np.isnan(values)
-    rows = legal.sum(axis=1) >= 2
-    values, moves = values[rows], moves[rows]
-    best = np.nanmax(values, axis=1)
-    worst = np.nanmin(values, axis=1)
-    chosen = values[np.arange(len(moves)), moves]
-    return best - chosen, best - worst, rows
-
-
-def _ratio(numerator: np.ndarray, denominator: np.ndarray, game: np.ndarray):
-    """sum(numerator) / sum(denominator) with its cluster-robust standard error, games as the
-    clusters; and the number of games."""
-    labels, cluster = np.unique(game, return_inverse=True)
-    top = np.bincount(cluster, numerator, len(labels))
-    bottom = np.bincount(cluster, denominator, len(labels))
-    total = bottom.sum()
-    if total == 0:
-        return 0.0, math.inf, len(labels)
-    ratio = top.sum() / total
-    count = len(labels)
-    if count < 2:
-        return float(ratio), math.inf, count
-    residuals = top - ratio * bottom
-    stderr = math.sqrt(float((residuals ** 2).sum()) * count / (count - 1)) / float(total)
-    return float(ratio), stderr, count
-
-
-def _moment_sums(x, y, z, game, games: int) -> np.ndarray:
-    """Per game: the count and the sums of x, y, z and of their products, [games, 10]."""
-    columns = [np.ones_like(x), x, y, z, x * x, y * y, z * z, x * y, x * z, y * z]
-    return np.stack([np.bincount(game, column, games) for column in columns], axis=1)
-
-
-def _partial_correlation(sums: np.ndarray) -> float:
-    """The correlation of x and y, z held fixed, from ``_moment_sums`` summed over games."""
-    n, sx, sy, sz, sxx, syy, szz, sxy, sxz, syz = sums
-    if n < 4:
-        return 0.0
-    cov = np.array([[sxx - sx * sx / n, sxy - sx * sy / n, sxz - sx * sz / n],
-                    [0.0, syy - sy * sy / n, syz - sy * sz / n],
-                    [0.0, 0.0, szz - sz * sz / n]])
-    cov = np.triu(cov) + np.triu(cov, 1).T
-    (xx, xy, xz), (_, yy, yz), (_, _, zz) = cov
-    if zz <= 0:
-        residual_x, residual_y, residual_xy = xx, yy, xy
-    else:
-        residual_x, residual_y, residual_xy = xx - xz * xz / zz, yy - yz * yz / zz, \
-            xy - xz * yz / zz
-    if residual_x <= 0 or residual_y <= 0:
-        return 0.0
-    return float(residual_xy / math.sqrt(residual_x * residual_y))
-
-
-OBJECTIVES: dict[str, Callable[[Solver, PositionSet], PositionScore]] = {
-    "regret": regret,
-    "agreement": agreement,
-    "outcome_fit": outcome_fit,
-}
+    return OBJECTIVES["outcome_fit"].score(solver, positions)

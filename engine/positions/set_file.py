@@ -135,6 +135,11 @@ class PositionSet:
                 **{name: self.arrays[name].sum().item() for name in
                    ("player_positions", "oracle_positions", "player_cpu", "oracle_cpu")}}
 
+    @property
+    def sha256(self) -> str:
+        """The digest the file carries: of every array and the rest of the header."""
+        return _digest(self.header(), self.arrays)
+
     def header(self) -> dict:
         return {"format": FORMAT_MARKER, "version": FORMAT_VERSION, "rules": RULES,
                 "tune2048": self.tune2048, "sampler": self.sampler, "seed": self.seed,
@@ -144,7 +149,7 @@ class PositionSet:
 def write_positions(path: str | os.PathLike, positions: PositionSet) -> None:
     """Write a position set atomically (``engine.atomic``)."""
     header = positions.header()
-    header["sha256"] = _digest(header, positions.arrays)
+    header["sha256"] = positions.sha256
     text = json.dumps(header, sort_keys=True).encode("utf-8")
     buffer = io.BytesIO()
     np.savez_compressed(buffer, header=np.frombuffer(text, np.uint8), **positions.arrays)

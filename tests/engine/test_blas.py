@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from engine.blas import KERNELS, _has_avx2
+from engine.blas import AVX512_TARGETS, KERNELS, _has_avx2
 
 PROBE = "import os, sys; {first}; print(os.environ.get('OPENBLAS_CORETYPE'))"
 
@@ -41,3 +41,20 @@ def test_the_kernels_numpy_runs_are_the_pinned_ones_in_a_tune2048_process():
         pytest.skip("numpy runs another BLAS here")
     if platform.machine().lower() in ("x86_64", "amd64") and _has_avx2():
         assert f"Core: {KERNELS}" in done.stdout + done.stderr
+
+
+@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64") or not _has_avx2(),
+                    reason="numpy's loops are pinned on x86-64 machines with AVX2")
+def test_numpys_avx512_loops_are_switched_off_before_numpy_loads():
+    """numpy's own AVX-512 loops round differently from its AVX2 ones (a run's sigma differed in
+    its last digit on an AVX-512 machine): tune2048 switches them off, without a warning."""
+    code = ("import warnings; warnings.simplefilter('error'); import tuner, numpy, os; "
+            "print(os.environ['NPY_DISABLE_CPU_FEATURES'])")
+    environment = {k: v for k, v in os.environ.items() if k != "NPY_DISABLE_CPU_FEATURES"}
+    done = subprocess.run([sys.executable, "-W", "error", "-c", code], text=True,
+                          capture_output=True, env=environment, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() in [names for _since, names in AVX512_TARGETS]
+    kept = subprocess.run([sys.executable, "-c", code], text=True, capture_output=True,
+                          env=environment | {"NPY_DISABLE_CPU_FEATURES": ""}, check=True)
+    assert kept.stdout.strip() == ""  # the user's own setting is kept

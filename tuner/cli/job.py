@@ -56,7 +56,9 @@ def execute(run, args: argparse.Namespace) -> int:
         status = LiveStatus(config, run.store, run.state, _idle_rate(run))
         status.begin(run.resume_line() if run.state.generation else f"started run "
                      f"{config.run.name}")
-        evaluator = evaluator_for(config.ray, [config.family], engines=config.shipped)
+        evaluator = evaluator_for(config.ray, [config.family], engines=config.shipped,
+                                  position_sets=[config.positions.path] if config.positions
+                                  else [])
         interrupts.check()
         log.info("games on %s", evaluator.describe())
         log.info("%s", first_line(run, evaluator.workers))

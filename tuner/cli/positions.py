@@ -176,7 +176,8 @@ def score_files(args: argparse.Namespace) -> int:
         solver = Solver(weights.family, weights.weights, chosen_depth(args.depth, weights.depth),
                         args.cutoff)
         rows.append({"weights": path, "depth": to_yaml(solver.depth), **{
-            name: asdict(objective(solver, positions)) for name, objective in OBJECTIVES.items()}})
+            name: asdict(objective.score(solver, positions))
+            for name, objective in OBJECTIVES.items()}})
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0

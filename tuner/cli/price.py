@@ -14,6 +14,9 @@ from tuner.config import RunConfig
 def dry_run(config: RunConfig, args: argparse.Namespace) -> int:
     """Print the price of a run of ``config``, at game times recorded by an earlier run of it
     in its run directory, or measured now; nothing is written and Ray is not started."""
+    if config.positions is not None:
+        print(unpriced(config))
+        return 0
     cpus = price.default_cpus(config.ray.workers)
     game_time = (price.recorded_game_time(config.run_dir, config)
                  or price.measured_game_time(config))
@@ -21,6 +24,17 @@ def dry_run(config: RunConfig, args: argparse.Namespace) -> int:
     for line in price.report(result, cpus, config, _where(config)):
         print(line)
     return 0
+
+
+def unpriced(config: RunConfig) -> str:
+    """What is said in place of a price for a run whose fitness scores a position set: its
+    work is searches on the set's positions, which the price's game times do not model."""
+    each = config.evaluation.games.most
+    return (f"price: not estimated for a position fitness ({config.evaluation.fitness}): each "
+            f"generation scores every candidate on {counted(each, 'game')} of the set's "
+            f"{config.positions.games:,} ({config.positions.positions:,} positions in all), and "
+            f"validation plays {counted(config.validation.games, 'game')} a candidate "
+            f"(what one candidate's positions cost: tune positions score --help)")
 
 
 def _where(config: RunConfig) -> str:
@@ -34,6 +48,8 @@ def first_line(run, cpus: int) -> str:
     own generations recorded when it has played some (a resumed run), else the rough one for its
     depth (a run plays no game to price itself)."""
     config, state = run.config, run.state
+    if config.positions is not None:
+        return unpriced(config)
     game_time = (price.recorded(state.cluster, state.games, "recorded by this run")
                  or price.rough_game_time(config))
     if game_time is None:  # an external engine's, before it has played

@@ -34,11 +34,12 @@ from typing import TYPE_CHECKING
 from engine.errors import Tune2048Error
 from engine.external.player import EngineCommand, EngineLost, EnginePlayer
 from engine.positions.sampling import PositionSampler
+from engine.positions.scoring import PositionScorer
 from engine.solver import GameResult, PlayerSpec
 from tuner import interrupts, ray_api
 from tuner.cluster import events
 from tuner.cluster.ray_session import RaySession
-from tuner.cluster.shipping import empty_working_dir, ship_engine, ship_family
+from tuner.cluster.shipping import empty_working_dir, ship_engine, ship_family, ship_file
 from tuner.errors import EvaluationError
 from tuner.games.evaluation import (
     Evaluator,
@@ -66,11 +67,13 @@ POLL_SECONDS = 0.5  # how often the driver collects finished units
 def evaluator_for(ray: RaySection, families: Sequence[str | None],
                   start_ray: bool = True,
                   engines: Mapping[EngineCommand, Sequence[str]] | None = None,
+                  position_sets: Sequence[str] = (),
                   ) -> Evaluator:
     """The one place evaluators are built, for the tuning job, ``tune compare``, ``tune noise``
     and ``tune play``: Ray as the ``ray`` settings say (an embedded Ray with ``workers`` CPUs, or
     the cluster at ``address``), shipping the code of ``families`` (specs; None for an engine's
-    player) and the files of ``engines`` (each engine's paths to ship) to its workers.
+    player), the files of ``engines`` (each engine's paths to ship) and ``position_sets``
+    (files) to its workers.
 
     With ``start_ray`` False, one local worker and no cluster mean this process alone (``tune
     play``'s default, and ``--workers 1`` of ``tune compare`` and ``tune noise``: starting Ray
@@ -80,7 +83,7 @@ def evaluator_for(ray: RaySection, families: Sequence[str | None],
         return SerialEvaluator(ray.schedule, ray.max_retries)
     return RayEvaluator(ray.address, ray.workers, ray.schedule, ray.max_retries,
                         ray.no_worker_timeout, [f for f in families if f], ray.connect_timeout,
-                        engines or {})
+                        engines or {}, position_sets)
 
 
 class RayEvaluator(_Backend):
@@ -108,6 +111,7 @@ class RayEvaluator(_Backend):
         families: Sequence[str] = (),
         connect_timeout: float = 60.0,
         engines: Mapping[EngineCommand, Sequence[str]] | None = None,
+        position_sets: Sequence[str] = (),
     ):
         self.policy = SchedulePolicy.of(policy)
         self.times = GameTimes()
@@ -115,8 +119,10 @@ class RayEvaluator(_Backend):
         self.no_worker_timeout = no_worker_timeout
         self.worker_specs: dict[str, str] = {}
         self.worker_engines: dict[EngineCommand, EngineCommand] = {}
-        self.session = RaySession(address, workers, lambda: self._ship(families, engines or {}),
-                                  connect_timeout)
+        self.worker_sets: dict[str, tuple[str, str]] = {}  # a set's path: (package, name there)
+        self.session = RaySession(
+            address, workers, lambda: self._ship(families, engines or {}, position_sets),
+            connect_timeout)
         ray = self.ray = self.session.ray
         self.leftovers: list = []  # refs of speculative units no schedule needs any more
         self._ray_messages = contextlib.ExitStack()
@@ -131,8 +137,8 @@ class RayEvaluator(_Backend):
             self.close()
             raise
 
-    def _ship(self, families: Sequence[str],
-              engines: Mapping[EngineCommand, Sequence[str]]) -> dict:
+    def _ship(self, families: Sequence[str], engines: Mapping[EngineCommand, Sequence[str]],
+              position_sets: Sequence[str]) -> dict:
         """The runtime_env that brings these families' code and engines' files to every
         worker, with an empty working directory (``empty_working_dir``: the driver's own would
         shadow modules there), and the spec each family goes by on the workers: a family file
@@ -150,6 +156,9 @@ class RayEvaluator(_Backend):
             if paths:
                 folder, self.worker_engines[engine] = ship_engine(engine, paths)
                 shipped.append(folder)
+        for path in position_sets:
+            folder, self.worker_sets[path] = ship_file(path)
+            shipped.append(folder)
         runtime_env = {"working_dir": str(empty_working_dir()), "excludes": SHIP_EXCLUDES}
         if shipped:
             runtime_env["py_modules"] = list(dict.fromkeys(shipped))
@@ -182,6 +191,10 @@ class RayEvaluator(_Backend):
         if isinstance(spec, PositionSampler):
             return dataclasses.replace(spec, player=self._for_workers(spec.player),
                                        oracle=self._for_workers(spec.oracle))
+        if isinstance(spec, PositionScorer):
+            package, name = self.worker_sets.get(spec.path, ("", spec.path))
+            return dataclasses.replace(spec, player=self._for_workers(spec.player),
+                                       package=package, path=name)
         if isinstance(spec, EnginePlayer):
             engine = self.worker_engines.get(spec.engine, spec.engine)
             return dataclasses.replace(spec, engine=engine) if engine != spec.engine else spec

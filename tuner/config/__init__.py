@@ -56,11 +56,14 @@ from tuner.config.sections import (
     ValidationSection,
 )
 from tuner.errors import ConfigError
+from tuner.games.budget import FixedGames
 
 if TYPE_CHECKING:
     from engine.external.player import EnginePlayer
+    from engine.positions.scoring import PositionScorer
     from engine.solver import PlayerSpec
     from tuner.config.engine import EngineSection
+    from tuner.config.positions import PositionsSection
     from tuner.space import ParamSpec
     from tuner.strategies import Shared
 
@@ -71,6 +74,7 @@ __all__ = [  # what the rest of tune2048 reads from a config
 ]
 
 ENGINE = "engine"  # the section that names an external engine in place of a family
+POSITIONS = "positions"  # the section that names the position set a position fitness reads
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,7 @@ class RunConfig:
     ray: RaySection
     validation: ValidationSection
     strategy: StrategySection
+    positions: PositionsSection | None = None  # the set a position fitness scores on
 
     @property
     def run_dir(self) -> Path:
@@ -144,6 +149,23 @@ class RunConfig:
 
         return PlayerSpec(self.family, weights, self.search.depth, self.search.cutoff)
 
+    def training_player(self, weights: dict[str, float]
+                        ) -> PlayerSpec | EnginePlayer | PositionScorer:
+        """What a candidate's training is: its games (``player``), or, under a position
+        fitness, its player scored on the run's position set (a ``PositionScorer``)."""
+        if self.positions is None:
+            return self.player(weights)
+        from engine.positions.scoring import PositionScorer  # numpy: when asked (start-up)
+
+        return PositionScorer(self.player(weights), self.evaluation.fitness, self.positions.path,
+                              self.positions.sha256)
+
+    @property
+    def validation_fitness(self) -> str:
+        """The fitness validation games are scored by: the config's, or the mean score where
+        the config's scores a position set (validation always plays games)."""
+        return "mean_score" if self.positions is not None else self.evaluation.fitness
+
     @property
     def shipped(self) -> dict:
         """What Ray ships of the config's engine: ``{EngineCommand: paths}`` (``evaluator_for``)."""
@@ -184,6 +206,8 @@ class RunConfig:
             "params": params,
             **{section.NAME: getattr(self, section.NAME).to_config() for section in SECTIONS[1:]},
         }
+        if self.positions is not None:
+            resolved[POSITIONS] = self.positions.to_config(self.run_dir)
         if not self.strategy.implied:
             resolved[StrategySection.NAME] = self.strategy.to_config()
         return resolved
@@ -234,7 +258,7 @@ def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".",
                           f"{'an empty file' if document is None else describe(document)}")
     names = [section.NAME for section in SECTIONS]
     check.unknown_keys(document, (names[0], "family", ENGINE, "params", *names[1:],
-                                  StrategySection.NAME), "")
+                                  StrategySection.NAME, POSITIONS), "")
     run = RunSection.parse(check, document)
     # the family and its boxes: numpy code, loaded where a config is read (start-up)
     from tuner.config.engine import parse_engine
@@ -251,6 +275,11 @@ def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".",
     else:
         family = parse_family(check, document.get("family"), base_dir)
         params = parse_params(check, document.get("params"), family)
+    positions = None
+    if POSITIONS in document:
+        from tuner.config.positions import parse_positions  # reads the set: numpy (start-up)
+
+        positions = parse_positions(check, document[POSITIONS], base_dir)
     sections = {}
     for section in SECTIONS[1:]:
         sections[section.NAME] = section.parse(check, document)
@@ -264,13 +293,15 @@ def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".",
     if not check.problems:
         _check_population(check, params, sections, strategy)
         _check_reference(check, family, sections["validation"])
+        _check_positions(check, POSITIONS in document, positions, engine, sections["evaluation"])
     if check.problems:
         raise ConfigError("\n".join(check.problems))
     from engine.families.registry import canonical_spec  # here only to keep start-up fast
 
     config = RunConfig(
         source=source, params=params, run=run, strategy=strategy, engine=engine,
-        family=canonical_spec(document["family"], base_dir) if family else None, **sections)
+        family=canonical_spec(document["family"], base_dir) if family else None,
+        positions=positions, **sections)
     _check_run_files(config)
     return config
 
@@ -366,6 +397,38 @@ def _check_search(check: Checker, search: SearchSection, engine: EngineSection |
             search_for(search.depth, engine.declared)
     except BadInput as err:
         check.problem("search.depth", str(err))
+
+
+def _check_positions(check: Checker, named: bool, positions, engine, evaluation) -> None:
+    """A position fitness and a ``positions`` section go together: the fitness scores each
+    candidate on ``evaluation.games`` of the set's games each generation (a number, at most the
+    set's), never twice (``reevaluate_best``), and only a family's weights."""
+    from tuner.games.fitness import FITNESSES  # numpy: loaded where a config is read (start-up)
+
+    wants = FITNESSES[evaluation.fitness].positions
+    if wants and not named:
+        check.problem("evaluation.fitness", f"{evaluation.fitness} scores candidates on a "
+                                            "position set: name one in a positions section "
+                                            "(set: FILE, which tune positions build writes)")
+    elif named and not wants:
+        check.problem(POSITIONS, "only a position fitness reads a position set: set "
+                                 "evaluation.fitness to regret, agreement or outcome_fit, or "
+                                 "remove the positions section")
+    if not wants or positions is None:
+        return
+    if engine is not None:
+        check.problem(POSITIONS, "a position set scores a family's weights with its search; an "
+                                 "external engine's are scored by its games")
+    games = evaluation.games
+    if not isinstance(games, FixedGames):
+        check.problem("evaluation.games", "a position fitness scores a fixed number of the "
+                                          "set's games: give a number")
+    elif games.most > positions.games:
+        check.problem("evaluation.games", f"{games.most:,}, but the position set holds "
+                                          f"{positions.games:,} games")
+    if evaluation.reevaluate_best:
+        check.problem("evaluation.reevaluate_best", "a position fitness scores each candidate "
+                                                    "once: set it to 0")
 
 
 def _check_reference(check: Checker, family, validation) -> None:

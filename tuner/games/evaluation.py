@@ -27,6 +27,7 @@ from engine.errors import Tune2048Error
 from engine.external.player import EngineLost, EnginePlayer, close_kept, play_games
 from engine.families.guard import family_code_error, is_interrupt
 from engine.positions.sampling import LabelledGame, PositionSampler, label_game
+from engine.positions.scoring import PositionScorer, ScoredGame, score_games
 from engine.solver import GameResult, PlayerSpec
 from tuner.errors import EvaluationError
 from tuner.games.policy import GameTimes, SchedulePolicy
@@ -43,7 +44,8 @@ class Job:
     """All the games one candidate plays in one evaluation."""
 
     candidate: int
-    spec: PlayerSpec | EnginePlayer | PositionSampler  # the last: a position set's games
+    # a sampler plays and labels a position set's games; a scorer scores a candidate on one
+    spec: PlayerSpec | EnginePlayer | PositionSampler | PositionScorer
     seeds: tuple[int, ...]
 
 
@@ -88,12 +90,13 @@ _solvers = SolverCache()  # this worker process's
 
 
 def play_unit(
-    candidate: int, spec: PlayerSpec | EnginePlayer | PositionSampler, seeds: Sequence[int],
-    version: str,
-) -> list[GameResult] | list[LabelledGame]:
+    candidate: int, spec: PlayerSpec | EnginePlayer | PositionSampler | PositionScorer,
+    seeds: Sequence[int], version: str,
+) -> list[GameResult] | list[LabelledGame] | list[ScoredGame]:
     """Play one unit of games; the function every backend runs. An external engine's failure
     is ``EngineLost``, which every backend plays again (``max_retries``). A position sampler's
-    games come back with their positions taken and labelled."""
+    games come back with their positions taken and labelled; a position scorer's ``seeds`` are
+    games of its set, each scored for the candidate."""
     if version != tune2048_version():
         raise WrongVersion(
             f"a Ray node ({os.uname().nodename}) runs tune2048 {tune2048_version()}, this "
@@ -105,6 +108,10 @@ def play_unit(
         player, oracle = _solver(spec.player), _solver(spec.oracle)
         return _each_game(candidate, spec.player, seeds,
                           lambda seed: label_game(player, oracle, seed, spec.every))
+    if isinstance(spec, PositionScorer):
+        solver = _solver(spec.player)
+        return _each_game(candidate, spec.player, seeds,
+                          lambda game: score_games(spec, solver, [game])[0])
     solver = _solver(spec)
     return _each_game(candidate, spec, seeds, solver.play)
 

@@ -2,7 +2,9 @@
 
 Every fitness lives in ``FITNESSES``, by its config name, with the ``evaluation`` keys it reads
 and how two estimates of it pool (a candidate played twice, on the generation's seeds and again
-on fresh ones). Adding a fitness is one entry there.
+on fresh ones). Adding a fitness is one entry there. The fitnesses of a position set (``regret``,
+``agreement``, ``outcome_fit``: ``engine.positions.objectives``) score a candidate's games of the
+run's set (``engine.positions.scoring.ScoredGame``) instead of games played.
 
 CMA-ES minimises, so each strategy (``tuner.strategies``) negates fitness where it tells its
 optimiser.
@@ -43,6 +45,7 @@ class FitnessKind:
     params: tuple[str, ...]
     estimate: Callable[..., Fitness]
     pool: Callable[..., Fitness]
+    positions: bool = False  # scores games of a position set, not games played
 
 
 def _mean_of(samples: Callable[..., np.ndarray]) -> Callable[..., Fitness]:
@@ -90,6 +93,21 @@ def _pool_quantile(a: Sequence[GameResult], b: Sequence[GameResult], quantile: f
     return _quantile([*a, *b], quantile)
 
 
+def _on_positions(name: str, summary: str) -> FitnessKind:
+    """A position objective as a fitness: the candidate's scored games (in the set's order)
+    put together."""
+
+    def estimate(results) -> Fitness:
+        # the engine's objectives: only where games are scored (a config names the fitness)
+        from engine.positions.objectives import OBJECTIVES
+
+        score = OBJECTIVES[name].combine([np.atleast_2d(r.row) for r in results],
+                                         sum(r.moves_evaluated for r in results))
+        return Fitness(score.value, score.stderr, score.games)
+
+    return FitnessKind(name, summary, (), estimate, lambda a, b: estimate([*a, *b]), True)
+
+
 def _registry(*kinds: FitnessKind) -> dict[str, FitnessKind]:
     return {kind.name: kind for kind in kinds}
 
@@ -107,6 +125,12 @@ FITNESSES = _registry(
                 _pool_means(_reach_rate)),
     FitnessKind("score_quantile", "the evaluation.quantile of the scores, for players that must "
                 "not fail", ("quantile",), _quantile, _pool_quantile),
+    _on_positions("regret", "on the run's position set: the oracle's value the search's moves "
+                  "lose, over the moves' spread, negated"),
+    _on_positions("agreement", "on the run's position set: the share of positions where the "
+                  "search picks the oracle's best move"),
+    _on_positions("outcome_fit", "on the run's position set: the heuristic's partial "
+                  "correlation with the log of the points to come"),
 )
 
 

@@ -14,7 +14,7 @@ import numpy as np
 TOP_BIT = np.uint64(1 << 63)
 LOW_BITS = np.uint64((1 << 63) - 1)
 POSITIONS_BIT = np.uint64(1 << 62)
-TRAINING, VALIDATION, REEVALUATION, NOISE, POSITIONS = 0, 1, 2, 3, 4
+TRAINING, VALIDATION, REEVALUATION, NOISE, POSITIONS, SET_GAMES = 0, 1, 2, 3, 4, 5
 
 
 def _derive(run_seed: int, stream: int, index: int, count: int) -> np.ndarray:
@@ -44,3 +44,14 @@ def validation_seeds(run_seed: int, count: int) -> list[int]:
 def position_seeds(set_seed: int, count: int) -> list[int]:
     """The seeds of the games a position set of seed ``set_seed`` is built from."""
     return [int((s & LOW_BITS) | POSITIONS_BIT) for s in _derive(set_seed, POSITIONS, 0, count)]
+
+
+def set_games(run_seed: int, generation: int, count: int, total: int,
+              again: bool = False) -> list[int]:
+    """The games of a run's position set (indices, ascending) that every candidate of
+    ``generation`` is scored on: all ``total`` of them, or a draw of ``count`` without
+    replacement, fresh each generation (``again``: another draw, for a second look)."""
+    if count >= total:
+        return list(range(total))
+    rng = np.random.default_rng([run_seed, SET_GAMES, generation, int(again)])
+    return sorted(int(game) for game in rng.choice(total, count, replace=False))

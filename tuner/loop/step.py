@@ -27,7 +27,7 @@ from tuner.games.budget import AdaptiveGames, Budget
 from tuner.games.evaluation import Evaluator, Job
 from tuner.games.fitness import FITNESSES, Fitness, score_fitness, within_noise
 from tuner.games.schedule import GenerationGames
-from tuner.games.seeds import reevaluation_seeds, training_seeds, validation_seeds
+from tuner.games.seeds import reevaluation_seeds, set_games, training_seeds, validation_seeds
 from tuner.loop.observers import Observers, generation_label
 from tuner.loop.record import GenerationRecord, Spent
 from tuner.space import SearchSpace
@@ -47,11 +47,34 @@ class Games:
         self.observers = observers
 
     def spec(self, weights: dict[str, float]) -> PlayerSpec | EnginePlayer:
+        """The player of ``weights``' games (validation always plays games)."""
         return self.config.player(weights)
 
-    def fitness(self, results: list[GameResult]) -> Fitness:
+    def training_spec(self, weights: dict[str, float]):
+        """What scores ``weights`` in training: their games, or their player on the run's
+        position set under a position fitness."""
+        return self.config.training_player(weights)
+
+    def training_seeds(self, generation: int, count: int, again: bool = False) -> list[int]:
+        """What a generation's candidates are scored on: game seeds (``again``: the fresh ones
+        of a re-evaluation), or under a position fitness the set's games drawn for it."""
+        c = self.config
+        if c.positions is not None:
+            return set_games(c.run.seed, generation, count, c.positions.games, again)
+        return (reevaluation_seeds if again else training_seeds)(c.run.seed, generation, count)
+
+    def training_fitness(self, results: list) -> Fitness:
+        """The config's fitness of a candidate's training results."""
         evaluation = self.config.evaluation
         return score_fitness(results, evaluation.fitness, **evaluation.fitness_options)
+
+    def fitness(self, results: list[GameResult]) -> Fitness:
+        """The fitness of games played (``RunConfig.validation_fitness``): validation plays
+        games, whatever trains."""
+        c = self.config
+        if c.validation_fitness != c.evaluation.fitness:
+            return score_fitness(results, c.validation_fitness)
+        return self.training_fitness(results)
 
     def play(self, label: str, weight_sets: list[dict[str, float]], seeds: list[int]):
         """Each weight set on ``seeds``, as one phase of games named ``label``."""
@@ -151,8 +174,8 @@ class GenerationStep:
             if c.evaluation.reevaluate_best:  # fixed games only (config)
                 best_first = sorted(range(len(weight_sets)), key=lambda i: -fits[i].value)
                 top = best_first[: c.evaluation.reevaluate_best]
-                seeds = reevaluation_seeds(c.run.seed, generation, budget.most)
-                jobs = [Job(j, games.spec(weight_sets[i]), tuple(seeds))
+                seeds = games.training_seeds(generation, budget.most, again=True)
+                jobs = [Job(j, games.training_spec(weight_sets[i]), tuple(seeds))
                         for j, i in enumerate(top)]
                 again = games.evaluator.play(jobs, games.observers.games_played)
                 pool = FITNESSES[c.evaluation.fitness].pool
@@ -167,11 +190,12 @@ class GenerationStep:
         then rounds for the candidates the budget says are undecided, each on its next seeds
         (``tuner.games.schedule.GenerationGames``, dispatched as the evaluator's policy says)."""
         games = self.games
-        seeds = training_seeds(self.config.run.seed, generation, budget.most)
+        seeds = games.training_seeds(generation, budget.most)
         racing = isinstance(budget, AdaptiveGames)
         schedule = GenerationGames(len(weight_sets), seeds, budget,
-                                   self.strategy.rank_weights() if racing else [], games.fitness)
-        jobs = [Job(i, games.spec(w), tuple(seeds)) for i, w in enumerate(weight_sets)]
+                                   self.strategy.rank_weights() if racing else [],
+                                   games.training_fitness)
+        jobs = [Job(i, games.training_spec(w), tuple(seeds)) for i, w in enumerate(weight_sets)]
         rounds = 1
 
         def progress(count: int) -> None:
@@ -189,10 +213,14 @@ class GenerationStep:
         """The candidates the strategy looks at again, on the generation's re-evaluation seeds
         (never a training or validation seed), ``count`` games each; their fitness goes back to
         the strategy, what their games cost to ``spent``."""
-        seeds = reevaluation_seeds(self.config.run.seed, generation, count)
-        results = self.games.play(f"{self.games.label(generation)}: second look",
-                                  [weight_sets[i] for i in looked_at], seeds)
-        self.strategy.looked_again([self.games.fitness(r).value for r in results])
+        games = self.games
+        seeds = games.training_seeds(generation, count, again=True)
+        jobs = [Job(j, games.training_spec(weight_sets[i]), tuple(seeds))
+                for j, i in enumerate(looked_at)]
+        with games.observers.games(f"{games.label(generation)}: second look",
+                                   len(seeds) * len(jobs)):
+            results = games.evaluator.play(jobs, games.observers.games_played)
+        self.strategy.looked_again([games.training_fitness(r).value for r in results])
         spent.add(results)
 
     def weights_refused(self, weight_sets: list[dict[str, float]], generation: int,

@@ -82,3 +82,29 @@ def test_an_engines_weights_cannot_label_positions(tmp_path, capsys):
                                        "'c-example 1.0': name the command that starts it "
                                        "with --engine COMMAND\n")
     assert not path.exists()
+
+
+def test_a_position_runs_price_and_noise_say_what_they_do_not_model(tmp_path, capsys):
+    import shutil
+
+    import yaml
+
+    shutil.copy(ROOT / "tests" / "data" / "positions" / "classic-v1.npz", tmp_path / "set.npz")
+    config = tmp_path / "pos.yaml"
+    config.write_text(yaml.safe_dump({
+        "run": {"name": "pos", "seed": 1, "output_dir": str(tmp_path / "out")},
+        "family": "classic",
+        "params": {"empty_weight": {"init": 270, "low": 10, "high": 10000, "scale": "log"},
+                   "merges_weight": {"init": 700, "low": 10, "high": 10000, "scale": "log"}},
+        "search": {"depth": 1}, "evaluation": {"fitness": "outcome_fit", "games": 2},
+        "positions": {"set": "set.npz"}, "cmaes": {"popsize": 4, "max_generations": 2}}))
+    assert main(["--config", str(config), "--dry-run"]) == 0
+    assert capsys.readouterr().out == (
+        "price: not estimated for a position fitness (outcome_fit): each generation scores "
+        "every candidate on 2 games of the set's 2 (120 positions in all), and validation plays "
+        "500 games a candidate (what one candidate's positions cost: tune positions score "
+        "--help)\n")
+    assert main(["noise", "--config", str(config)]) == 2
+    assert "tune noise measures the noise of games; that of outcome_fit on a position set is" \
+        in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

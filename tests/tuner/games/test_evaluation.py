@@ -73,6 +73,23 @@ def test_a_position_sets_games_on_ray_are_the_serial_ones(local_ray):
     assert labels(serial) == labels(on_ray)
 
 
+def test_a_candidate_scored_on_a_position_set_on_ray_scores_as_here(local_ray):
+    from pathlib import Path
+
+    from engine.positions.scoring import PositionScorer
+    from engine.positions.set_file import read_positions
+
+    fixture = Path(__file__).resolve().parents[2] / "data" / "positions" / "classic-v1.npz"
+    scorer = PositionScorer(CLASSIC, "regret", str(fixture), read_positions(fixture).sha256)
+    job = [Job(0, scorer, (1, 0))]
+    [serial] = SerialEvaluator(1).play(job)
+    with RayEvaluator(1) as evaluator:
+        [on_ray] = evaluator.play(job)
+    assert [(g.seed, g.row.tolist(), g.moves_evaluated) for g in serial] == [
+        (g.seed, g.row.tolist(), g.moves_evaluated) for g in on_ray]
+    assert [g.seed for g in serial] == [1, 0]
+
+
 @pytest.mark.parametrize("dispatch", DISPATCHES)
 def test_a_raced_generation_on_ray_counts_the_games_the_serial_one_counts(local_ray, dispatch):
     """Units of one game, so that Ray's CPUs free up one by one and the pipelined dispatch
