@@ -9,8 +9,10 @@ committed file could meet.
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -38,17 +40,23 @@ def names_itself(run_dir: str) -> bool:
 FINISHED_IN_PLACE = [d for d in FINISHED_RUNS if names_itself(d)]
 FINISHED_AND_MOVED = [d for d in FINISHED_RUNS if d not in FINISHED_IN_PLACE]
 # A run of an external engine reads its config by starting the engine, which a fresh clone
-# builds first (the C example, with the system's C compiler)
+# builds first: the C example with the system's C compiler; nneonneo/2048-ai's adapter from a
+# checkout of it that TUNE2048_NNEONNEO_SOURCE names (its source is never part of the project)
 COMPILER = shutil.which("cc")
+NNEONNEO = os.environ.get("TUNE2048_NNEONNEO_SOURCE")
 ENGINE_RUNS = [d for d in RUN_DIRS
                if "engine" in yaml.safe_load((REPO_ROOT / d / "config.yaml").read_text())]
+NNEONNEO_RUNS = [d for d in ENGINE_RUNS if "nneonneo" in yaml.safe_load(
+    (REPO_ROOT / d / "config.yaml").read_text())["engine"]["cwd"]]
+UNBUILT = [d for d in ENGINE_RUNS if COMPILER is None
+           or (d in NNEONNEO_RUNS and (NNEONNEO is None or shutil.which("c++") is None))]
 
 
 def runs(run_dirs: list[str]) -> list:
     """``run_dirs`` as test parameters, an engine's skipped where it cannot be built."""
-    no_engine = pytest.mark.skipif(COMPILER is None, reason="no C compiler (cc) to build "
-                                                            "examples/engines/c_engine.c")
-    return [pytest.param(d, marks=no_engine) if d in ENGINE_RUNS else d for d in run_dirs]
+    no_engine = pytest.mark.skip(reason="its engine cannot be built here: no C "
+                                         "compiler, or no checkout of nneonneo/2048-ai")
+    return [pytest.param(d, marks=no_engine) if d in UNBUILT else d for d in run_dirs]
 
 
 def fingerprint(root: Path) -> dict[str, str]:
@@ -68,6 +76,11 @@ def clone(tmp_path_factory) -> Path:
     if COMPILER is not None:  # the build command of its config's header
         subprocess.run([COMPILER, "-O2", "-o", str(engines / "c_engine"),
                         str(engines / "c_engine.c"), "-lm"], check=True)
+    adapter = engines / "nneonneo" / "nneonneo-tune2048"
+    adapter.unlink(missing_ok=True)
+    if NNEONNEO is not None and shutil.which("c++") is not None:  # its config's build command
+        subprocess.run([sys.executable, str(engines / "nneonneo" / "build.py"), "--source",
+                        NNEONNEO, "--output", str(adapter)], check=True, capture_output=True)
     return root
 
 
@@ -133,7 +146,7 @@ def test_replaying_a_committed_runs_config_leaves_runs_untouched(clone, no_ray, 
 def test_report_on_a_shipped_run_writes_nothing_unless_asked(clone, tmp_path):
     before = fingerprint(clone / "runs")
     for run_dir in FINISHED_RUNS + RUNS_UNDER_WAY:  # history-only campaign seeds included
-        if run_dir in ENGINE_RUNS and COMPILER is None:
+        if run_dir in UNBUILT:
             continue  # its config names an engine this machine cannot build
         result = run_tune(["report", run_dir], clone, None)
         assert result.returncode == 0, result.stderr

@@ -26,8 +26,8 @@ from engine.solver import PlayerSpec, Solver
 @dataclass(frozen=True)
 class PositionScorer:
     """A candidate's player and what it is scored by: an objective on the set at ``path``,
-    whose digest is ``sha256``. Where the set was shipped to Ray's workers, ``package`` is the
-    package it came in, and ``path`` its name there."""
+    whose digest is ``sha256``. Where the set was shipped to other machines with the job,
+    ``package`` is the package it came in, and ``path`` its name there."""
 
     player: PlayerSpec
     objective: str

@@ -17,6 +17,7 @@ from engine.stats import readable
 from engine.weights_file import read_weights
 from tuner import commands
 from tuner.cli.options import (
+    MAX_GAMES,
     UsageError,
     check_cutoff,
     check_depth,
@@ -30,7 +31,6 @@ from tuner.cli.options import (
 )
 from tuner.config import RaySection
 
-MAX_GAMES = 1_000_000
 MAX_EVERY = 1_000_000
 
 
