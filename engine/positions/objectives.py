@@ -99,9 +99,9 @@ def _per_game_sums(slot: np.ndarray, count: int, columns: list[np.ndarray]) -> n
 
 
 def _losses(solver: Solver, positions: PositionSet, games: np.ndarray):
-    """For the positions of ``games`` with two legal moves or more: each one's game, the
-    oracle's value the chosen move loses against the best, the spread of the legal moves'
-    values; and the positions the searches evaluated."""
+    """For the positions of ``games`` with two legal moves or more: each one's place in
+    ``games``, the oracle's value the chosen move loses against the best, the spread of the
+    legal moves' values; and the positions the searches evaluated."""
     rows = _rows_of(positions, games)
     values = positions.arrays["values"][rows]
     counted = (~np.isnan(values)).sum(axis=1) >= 2
