@@ -78,20 +78,21 @@ class PositionBuild:
             ) -> PositionSet:
         """Play and label the missing games, writing the file as they come back; the whole set.
         On an interrupt the file holds every game that came back."""
-        written = [time.monotonic() - WRITE_EVERY_SECONDS]  # the first unit is written at once
-        unwritten = [False]
+        written = time.monotonic() - WRITE_EVERY_SECONDS  # the first unit is written at once
+        unwritten = False
 
         def keep(_job: int, games: list[LabelledGame]) -> None:
+            nonlocal written, unwritten
             self.held.update((game.seed, game) for game in games)
-            unwritten[0] = True
-            if time.monotonic() - written[0] >= WRITE_EVERY_SECONDS:
+            unwritten = True
+            if time.monotonic() - written >= WRITE_EVERY_SECONDS:
                 write_positions(self.path, self.position_set())
-                written[0], unwritten[0] = time.monotonic(), False
+                written, unwritten = time.monotonic(), False
 
         try:
             if self.missing:
                 evaluator.play([Job(0, self.sampler, self.missing)], progress, keep)
         finally:
-            if unwritten[0]:
+            if unwritten:
                 write_positions(self.path, self.position_set())
         return self.position_set()

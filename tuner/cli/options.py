@@ -27,6 +27,7 @@ from engine.depth import DepthError, DepthPolicy, parse_depth
 from engine.echo import shorten
 from engine.errors import BadInput
 from engine.external.player import DEFAULT_GAME_TIMEOUT, EngineCommand
+from engine.weights_file import read_weights
 from tuner import commands
 from tuner.config import MAX_WORKERS
 from tuner.config.limits import MAX_TIMEOUT
@@ -152,6 +153,18 @@ def engine_command(args: argparse.Namespace) -> EngineCommand | None:
         raise UsageError(f"--game-timeout must be a number of seconds above 0 and at most "
                          f"{MAX_TIMEOUT:g}, got {args.game_timeout}")
     return EngineCommand(tuple(words), os.getcwd(), args.game_timeout)
+
+
+def read_family_weights(path: str, args: argparse.Namespace) -> WeightsFile:
+    """The weights file (or baseline) at ``path``, of a family (not an engine) whose heuristic
+    is finite at those weights; the family code it may import is what ``--family-file`` and
+    ``--family-module`` name."""
+    from engine import finite  # here only to keep start-up fast: the families are numpy code
+
+    loaded = read_weights(path, args.family_file, family_modules=args.family_module)
+    check_not_engine(path, loaded)
+    finite.check_weights_from(path, loaded.family, loaded.weights)
+    return loaded
 
 
 def check_not_engine(source: str, loaded: WeightsFile) -> None:

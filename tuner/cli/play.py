@@ -24,11 +24,11 @@ from tuner.cli.options import (
     check_cutoff,
     check_depth,
     check_int,
-    check_not_engine,
     check_seed_range,
     engine_command,
     engine_options,
     ray_options,
+    read_family_weights,
     search_options,
     trusted_families,
     with_options,
@@ -122,9 +122,7 @@ def _player(args: argparse.Namespace) -> tuple[str, dict[str, float], DepthPolic
     from engine.families.registry import canonical_spec
 
     if args.weights:
-        loaded = read_weights(args.weights, args.family_file, family_modules=args.family_module)
-        check_not_engine(args.weights, loaded)
-        finite.check_weights_from(args.weights, loaded.family, loaded.weights)
+        loaded = read_family_weights(args.weights, args)
         return loaded.family, loaded.weights, loaded.depth
     spec = canonical_spec(args.family or "classic")
     try:

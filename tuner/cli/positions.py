@@ -14,7 +14,6 @@ from pathlib import Path
 from engine.atomic import check_kind, check_untracked, unused_path
 from engine.depth import chosen_depth, parse_depth, to_yaml
 from engine.stats import readable
-from engine.weights_file import read_weights
 from tuner import commands
 from tuner.cli.options import (
     MAX_GAMES,
@@ -22,9 +21,9 @@ from tuner.cli.options import (
     check_cutoff,
     check_depth,
     check_int,
-    check_not_engine,
     command_with,
     ray_options,
+    read_family_weights,
     search_options,
     trusted_families,
     with_options,
@@ -102,18 +101,12 @@ def check_args(args: argparse.Namespace) -> None:
 
 def build_set(args: argparse.Namespace) -> int:
     check_args(args)
-    from engine import finite  # numpy: once the arguments are known good
+    player = read_family_weights(args.player, args)
+    oracle = read_family_weights(args.oracle, args)
+    # numpy: once the arguments are known good
     from engine.positions.sampling import PositionSampler
     from engine.solver import PlayerSpec
 
-    loaded = {}
-    for option in ("player", "oracle"):
-        path = getattr(args, option)
-        weights = read_weights(path, args.family_file, family_modules=args.family_module)
-        check_not_engine(path, weights)
-        finite.check_weights_from(path, weights.family, weights.weights)
-        loaded[option] = weights
-    player, oracle = loaded["player"], loaded["oracle"]
     sampler = PositionSampler(
         PlayerSpec(player.family, player.weights, chosen_depth(args.depth, player.depth),
                    args.cutoff),
@@ -155,17 +148,12 @@ def _build_elsewhere(args: argparse.Namespace) -> str:
 def score_files(args: argparse.Namespace) -> int:
     args.depth = check_depth(args.depth)
     check_cutoff(args.cutoff)
-    from engine import finite  # numpy: once the arguments are known good
+    loaded = [read_family_weights(path, args) for path in args.weights]
+    # numpy: once the arguments are known good
     from engine.positions.objectives import OBJECTIVES
     from engine.positions.set_file import read_positions
     from engine.solver import Solver
 
-    loaded = []
-    for path in args.weights:
-        weights = read_weights(path, args.family_file, family_modules=args.family_module)
-        check_not_engine(path, weights)
-        finite.check_weights_from(path, weights.family, weights.weights)
-        loaded.append(weights)
     positions = read_positions(args.path)
     if not positions.complete:
         raise UsageError(f"{args.path}: holds {positions.games:,} of its {positions.planned:,} "
