@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -31,6 +32,8 @@ from tuner.cli.options import (
     with_options,
 )
 from tuner.config import RaySection
+
+CPUS = os.cpu_count() or 1  # what --workers gives by default
 
 
 def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
@@ -134,11 +137,25 @@ def play(jobs: list, loaded: list, args: argparse.Namespace, on_results=None) ->
     from tqdm import tqdm
 
     from tuner.cluster.ray_evaluator import evaluator_for
+    from tuner.games.evaluation import SerialEvaluator, rough_cpu_seconds
 
-    with evaluator_for(args.ray, [w.family for w in loaded], start_ray=False) as evaluator, \
+    with evaluator_for(args.ray, [w.family for w in loaded], start_ray=False,
+                       rough_seconds=rough_cpu_seconds(jobs)) as evaluator, \
             tqdm(total=sum(len(job.seeds) for job in jobs), unit="game", file=sys.stderr,
                  disable=None, leave=False) as bar:
+        if args.ray.workers is None and isinstance(evaluator, SerialEvaluator) and \
+                not args.quiet:
+            print(f"games in this process: fewer than starting Ray would pay for; on Ray: "
+                  f"{on_ray(args)}", file=sys.stderr)
         return evaluator.play(jobs, bar.update, on_results)
+
+
+def on_ray(args: argparse.Namespace) -> str:
+    """The command line ``args`` came from with ``--workers`` for every core: the same games,
+    played on Ray."""
+    argv = list(args.argv)
+    at = argv.index("--") if "--" in argv else len(argv)
+    return commands.tune(*argv[:at], "--workers", str(CPUS), *argv[at:])
 
 
 def _save_elsewhere(args: argparse.Namespace) -> str:

@@ -62,12 +62,17 @@ log = logging.getLogger(__name__)
 
 SHIP_EXCLUDES = ["__pycache__", "*.pyc", ".git"]  # caches (numba's too) stay home
 POLL_SECONDS = 0.5  # how often the driver collects finished units
+# A job whose games take roughly less CPU time than this plays in this process where no workers
+# were asked for: starting Ray and loading the engine in its workers costs about this much
+# (7 to 15 s), so Ray could not finish it sooner on any number of CPUs.
+SMALL_JOB_SECONDS = 15.0
 
 
 def evaluator_for(ray: RaySection, families: Sequence[str | None],
                   start_ray: bool = True,
                   engines: Mapping[EngineCommand, Sequence[str]] | None = None,
                   position_sets: Sequence[str] = (),
+                  rough_seconds: float | None = None,
                   ) -> Evaluator:
     """The one place evaluators are built, for the tuning job, ``tune compare``, ``tune noise``
     and ``tune play``: Ray as the ``ray`` settings say (an embedded Ray with ``workers`` CPUs, or
@@ -77,10 +82,16 @@ def evaluator_for(ray: RaySection, families: Sequence[str | None],
 
     With ``start_ray`` False, one local worker and no cluster mean this process alone (``tune
     play``'s default, and ``--workers 1`` of ``tune compare`` and ``tune noise``: starting Ray
-    takes seconds and gives one worker nothing). The tuning job always runs on Ray, which retries
-    the units of a worker that dies."""
-    if not start_ray and ray.address is None and ray.workers == 1:
-        return SerialEvaluator(ray.schedule, ray.max_retries)
+    takes seconds and gives one worker nothing), and so do games of roughly less than
+    ``SMALL_JOB_SECONDS`` of CPU time (``rough_seconds``, where the caller can tell) when neither
+    workers nor an address were given. The tuning job always runs on Ray, which retries the
+    units of a worker that dies."""
+    if not start_ray and ray.address is None:
+        if ray.workers == 1:
+            return SerialEvaluator(ray.schedule, ray.max_retries)
+        if ray.workers is None and rough_seconds is not None and \
+                rough_seconds < SMALL_JOB_SECONDS:
+            return SerialEvaluator(ray.schedule, ray.max_retries)
     return RayEvaluator(ray.address, ray.workers, ray.schedule, ray.max_retries,
                         ray.no_worker_timeout, [f for f in families if f], ray.connect_timeout,
                         engines or {}, position_sets)

@@ -30,7 +30,7 @@ from engine.positions.sampling import LabelledGame, PositionSampler, label_game
 from engine.positions.scoring import PositionScorer, ScoredGame, score_games
 from engine.solver import GameResult, PlayerSpec
 from tuner.errors import EvaluationError
-from tuner.games.policy import GameTimes, SchedulePolicy
+from tuner.games.policy import GameTimes, SchedulePolicy, UnitSize
 from tuner.games.schedule import AllGames, Schedule, Unit, drive
 from tuner.ray_api import on_ray_worker
 
@@ -47,6 +47,15 @@ class Job:
     # a sampler plays and labels a position set's games; a scorer scores a candidate on one
     spec: PlayerSpec | EnginePlayer | PositionSampler | PositionScorer
     seeds: tuple[int, ...]
+
+
+def rough_cpu_seconds(jobs: Sequence[Job]) -> float | None:
+    """Roughly the CPU time the jobs' games take (``UnitSize``'s game time for each depth),
+    enough to tell a job Ray cannot shorten; None where a player is not our engine's (an
+    external engine's games take whatever time it takes)."""
+    if not all(isinstance(job.spec, PlayerSpec) for job in jobs):
+        return None
+    return sum(len(job.seeds) * UnitSize.rough_seconds(job.spec.depth) for job in jobs)
 
 
 class GameCrash(Exception):

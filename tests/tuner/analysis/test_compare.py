@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import run_tune
+from conftest import EXIT_RAY_GUARD, run_tune
 
 from engine import Solver, read_weights
 from tuner.analysis.compare import labels_for, paired_difference
@@ -53,6 +55,35 @@ def test_compare_plays_every_file_on_the_same_seeds(tmp_path):
     [pair] = report["pairs"]
     assert pair["mean_difference"] == pytest.approx(classic["mean"] - snake["mean"])
     assert 0.0 <= pair["p_value"] <= 1.0
+
+
+def test_a_comparison_too_small_for_ray_plays_here_and_says_how_to_play_it_on_ray(
+        tmp_path, no_ray):
+    """Without --workers, 2 x 50 depth-1 games (well under Ray's start) play in this process
+    (the stand-in for Ray exits if imported); the command the line gives goes to Ray."""
+    files = [str(WEIGHTS / "classic-reference.yaml"), str(WEIGHTS / "seed002-snake.yaml")]
+    done = run_tune(["compare", *files, "--depth", "1", "--games", "50"], tmp_path, no_ray)
+    assert done.returncode == 0, done.stderr
+    [line] = [line for line in done.stderr.splitlines() if line.startswith("games in ")]
+    prefix = "games in this process: fewer than starting Ray would pay for; on Ray: "
+    assert line.startswith(prefix)
+    argv = shlex.split(line.removeprefix(prefix))
+    assert argv == ["tune", "compare", *files, "--depth", "1", "--games", "50", "--workers",
+                    str(os.cpu_count())]
+    on_ray = run_tune(argv[1:], tmp_path, no_ray)
+    assert on_ray.returncode == EXIT_RAY_GUARD, on_ray.stderr
+    quiet = run_tune(["compare", *files, "--depth", "1", "--games", "50", "--quiet"], tmp_path,
+                     no_ray)
+    assert quiet.returncode == 0 and quiet.stdout == done.stdout and quiet.stderr == ""
+
+
+@pytest.mark.parametrize("args", [["--depth", "2", "--games", "120"],  # about 17 CPU-s
+                                  ["--depth", "1", "--games", "50", "--workers", "2"]])
+def test_a_comparison_that_ray_shortens_or_that_asks_for_workers_goes_to_ray(
+        tmp_path, no_ray, args):
+    files = [str(WEIGHTS / "classic-reference.yaml"), str(WEIGHTS / "seed002-snake.yaml")]
+    done = run_tune(["compare", *files, *args], tmp_path, no_ray)
+    assert done.returncode == EXIT_RAY_GUARD, done.stderr
 
 
 def test_compare_at_a_depth_policy_records_it(tmp_path, no_ray):
