@@ -29,6 +29,17 @@ def test_engine_speed_prints_its_figures(tmp_path):
     assert "decisions/s" in out and "start (import + first decision)" in out
 
 
+def test_suite_cpu_charges_a_tests_subprocesses_to_it(tmp_path):
+    """A test that runs `tune` in a subprocess: its CPU time is charged to that test."""
+    test = "tests/tuner/cli/test_main.py::test_checking_a_config_loads_neither_pycma_nor_numba"
+    out = bench(tmp_path, "suite_cpu.py", "--top", "3", "--", "-q", "-n", "0", "-p",
+                "no:randomly", test)
+    assert "\n1 test in " in out and "CPU-seconds by kind of process:" in out  # after pytest's
+    [charged] = [line for line in out.splitlines() if line.endswith(")") and test in line]
+    assert float(charged.split()[0]) > 0.2  # a Python that imports the tuner: a few tenths
+    assert "other processes (tune, python, tools)" in charged
+
+
 def test_the_validity_of_position_objectives_prints_its_figures_and_goes_on_where_it_stopped(
         tmp_path):
     toy = ["--games", "4", "--set-games", "2", "--local", "2", "--spread", "2",
