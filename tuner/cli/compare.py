@@ -33,7 +33,9 @@ from tuner.cli.options import (
 )
 from tuner.config import RaySection
 
-CPUS = os.cpu_count() or 1  # what --workers gives by default
+# Ray's workers in the command that plays a small comparison on Ray: every core, and at least
+# two (--workers 1 plays in this process)
+ON_RAY_WORKERS = max(os.cpu_count() or 1, 2)
 
 
 def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
@@ -151,11 +153,10 @@ def play(jobs: list, loaded: list, args: argparse.Namespace, on_results=None) ->
 
 
 def on_ray(args: argparse.Namespace) -> str:
-    """The command line ``args`` came from with ``--workers`` for every core: the same games,
-    played on Ray."""
+    """The command line ``args`` came from with ``--workers``: the same games, played on Ray."""
     argv = list(args.argv)
     at = argv.index("--") if "--" in argv else len(argv)
-    return commands.tune(*argv[:at], "--workers", str(CPUS), *argv[at:])
+    return commands.tune(*argv[:at], "--workers", str(ON_RAY_WORKERS), *argv[at:])
 
 
 def _save_elsewhere(args: argparse.Namespace) -> str:

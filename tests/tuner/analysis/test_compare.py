@@ -69,7 +69,7 @@ def test_a_comparison_too_small_for_ray_plays_here_and_says_how_to_play_it_on_ra
     assert line.startswith(prefix)
     argv = shlex.split(line.removeprefix(prefix))
     assert argv == ["tune", "compare", *files, "--depth", "1", "--games", "50", "--workers",
-                    str(os.cpu_count())]
+                    str(max(os.cpu_count(), 2))]
     on_ray = run_tune(argv[1:], tmp_path, no_ray)
     assert on_ray.returncode == EXIT_RAY_GUARD, on_ray.stderr
     quiet = run_tune(["compare", *files, "--depth", "1", "--games", "50", "--quiet"], tmp_path,
