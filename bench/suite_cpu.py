@@ -32,6 +32,8 @@ from typing import Self
 
 import pytest
 
+from engine.stats import counted
+
 ROOT = Path(__file__).resolve().parents[1]
 RECORDS_VAR = "SUITE_CPU_RECORDS"  # the folder where each test process writes its tests
 SAMPLE_SECONDS = 0.1
@@ -117,7 +119,7 @@ class Sampler:
                 if first:
                     self._before.add(key)
                     continue
-                if key in self._before or pid == os.getpid():
+                if key in self._before:  # this process among them
                     continue
                 seen = self.processes.get(key)
                 if seen is None:
@@ -154,6 +156,7 @@ def charge(processes: dict, tests: list[dict]) -> tuple[dict, dict, float]:
     by_process = collections.defaultdict(list)
     for test in sorted(tests, key=lambda t: t["start"]):
         by_process[test["pid"]].append(test)
+    starts = {pid: [t["start"] for t in runs] for pid, runs in by_process.items()}
     by_test = collections.Counter()
     by_kind = collections.defaultdict(collections.Counter)
     for test in tests:
@@ -168,9 +171,8 @@ def charge(processes: dict, tests: list[dict]) -> tuple[dict, dict, float]:
         if owner is None:
             uncharged += seconds
             continue
-        runs = by_process[owner]
-        at = bisect.bisect_right([t["start"] for t in runs], seen["seen"]) - 1
-        test = runs[max(at, 0)]["test"]
+        at = bisect.bisect_right(starts[owner], seen["seen"]) - 1
+        test = by_process[owner][max(at, 0)]["test"]
         by_test[test] += seconds
         by_kind[test][kind(seen["command"])] += seconds
     return by_test, by_kind, uncharged
@@ -184,8 +186,8 @@ def report(processes: dict, tests: list[dict], wall: float, top: int) -> str:
     for counter in by_kind.values():
         kinds.update(counter)
     total = sum(by_test.values()) + uncharged
-    lines = [(f"{len(tests):,} test{'s' * (len(tests) != 1)} in {wall:,.0f} s of wall time; {total:,.0f} CPU-seconds "
-              f"({total / wall if wall else 0:.2f} cores busy on average), "
+    lines = [(f"{counted(len(tests), 'test')} in {wall:,.0f} s of wall time; "
+              f"{total:,.0f} CPU-seconds ({total / wall if wall else 0:.2f} cores busy on average), "
               f"{uncharged:,.0f} of them in processes no test started"), "",
              "CPU-seconds by kind of process:"]
     lines += [f"{seconds:9,.1f}  {name}" for name, seconds in kinds.most_common()]

@@ -86,12 +86,10 @@ def evaluator_for(ray: RaySection, families: Sequence[str | None],
     ``SMALL_JOB_SECONDS`` of CPU time (``rough_seconds``, where the caller can tell) when neither
     workers nor an address were given. The tuning job always runs on Ray, which retries the
     units of a worker that dies."""
-    if not start_ray and ray.address is None:
-        if ray.workers == 1:
-            return SerialEvaluator(ray.schedule, ray.max_retries)
-        if ray.workers is None and rough_seconds is not None and \
-                rough_seconds < SMALL_JOB_SECONDS:
-            return SerialEvaluator(ray.schedule, ray.max_retries)
+    small = rough_seconds is not None and rough_seconds < SMALL_JOB_SECONDS
+    if not start_ray and ray.address is None and (ray.workers == 1 or
+                                                  ray.workers is None and small):
+        return SerialEvaluator(ray.schedule, ray.max_retries)
     return RayEvaluator(ray.address, ray.workers, ray.schedule, ray.max_retries,
                         ray.no_worker_timeout, [f for f in families if f], ray.connect_timeout,
                         engines or {}, position_sets)
