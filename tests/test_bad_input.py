@@ -235,8 +235,13 @@ def test_a_family_file_edited_since_the_run_started_is_refused_on_resume(tmp_pat
         assert "resuming with the new code" in anyway.stderr
 
 
+# A run as small as configs/quick.yaml plays in the command's own process, where no stand-in
+# for Ray stops it: the runs below that must reach the tuning loop ask for Ray's workers.
+ON_RAY = {"ray.workers": 2}
+
+
 def test_starting_the_same_run_again_suggests_resuming_it(tmp_path, no_ray):
-    run_dir = start_run(write_config(tmp_path / "first.yaml", tmp_path / "runs"),
+    run_dir = start_run(write_config(tmp_path / "first.yaml", tmp_path / "runs", ON_RAY),
                         checkpoint=True)
     before = snapshot(tmp_path)
 
@@ -253,7 +258,7 @@ def test_starting_the_same_run_again_suggests_resuming_it(tmp_path, no_ray):
 def test_the_same_run_without_a_checkpoint_starts_again(tmp_path, no_ray):
     # stopped before its first generation (Ray did not start, Ctrl-C): nothing to resume, and
     # nothing to lose, so the same command starts it again
-    run_dir = start_run(write_config(tmp_path / "first.yaml", tmp_path / "runs"))
+    run_dir = start_run(write_config(tmp_path / "first.yaml", tmp_path / "runs", ON_RAY))
 
     result = run_tune(["--config", "first.yaml"], tmp_path, no_ray)
 

@@ -49,8 +49,7 @@ MAX_LINE = 600  # characters of a message line
 
 SERIAL = """
 import tuner.cluster.ray_evaluator as _ray_evaluator
-_ray_evaluator.evaluator_for = (lambda ray, families, start_ray=True, engines=None,
-                                position_sets=():
+_ray_evaluator.evaluator_for = (lambda ray, families, **options:
                                 _ray_evaluator.SerialEvaluator(ray.games_per_task))
 """
 # TUNE_TEST_FULL_AT="NAME:N": from the N-th write of a file named NAME on ("*": any file), every

@@ -40,6 +40,17 @@ def test_suite_cpu_charges_a_tests_subprocesses_to_it(tmp_path):
     assert "other processes (tune, python, tools)" in charged
 
 
+def test_suite_cpu_counts_the_seconds_a_test_waits(tmp_path):
+    """A test that sleeps: its wall time without CPU is listed as waiting."""
+    (tmp_path / "test_sleeper.py").write_text("import time\n\n\ndef test_sleeps():\n"
+                                              "    time.sleep(1.0)\n")
+    out = bench(tmp_path, "suite_cpu.py", "--top", "3", "--", "-q", "-n", "0", "-p",
+                "no:randomly", "-p", "no:cacheprovider", str(tmp_path / "test_sleeper.py"))
+    waits = out.split("Seconds waiting (")[1].splitlines()
+    [waited] = [line for line in waits if line.endswith("test_sleeper.py::test_sleeps")]
+    assert 0.9 < float(waited.split()[0]) < 1.5
+
+
 def test_the_validity_of_position_objectives_prints_its_figures_and_goes_on_where_it_stopped(
         tmp_path):
     toy = ["--games", "4", "--set-games", "2", "--local", "2", "--spread", "2",

@@ -53,6 +53,7 @@ from tuner.store import checkpoint as ckpt
 RUN_OVER_START = {1: 0.75, 2: 1.05}
 RUN_OVER_START_DEEPER = 1.8
 START_SECONDS = 15.0  # Ray's start and the workers' loading of the engine, once a run
+HERE_START_SECONDS = 1.0  # this process loading the engine, where a small run plays its games
 CLUSTER_SIZES = (16, 64)  # besides the CPUs the run would use
 MEASURE_SECONDS = 10.0  # CPU-seconds of games measured now (at least one game)
 MEASURE_GAMES = 256
@@ -93,6 +94,7 @@ class Price:
     games: GameCount
     game_time: GameTime
     played: int = 0  # training games played already: ``games`` is what is left
+    start: float = START_SECONDS  # seconds before the first game: Ray's, or this process's
 
     @property
     def cpu_seconds(self) -> float:
@@ -103,7 +105,7 @@ class Price:
         return self.games.training / self.games.total
 
     def wall_seconds(self, cpus: int) -> float:
-        return START_SECONDS + self.cpu_seconds / cpus
+        return self.start + self.cpu_seconds / cpus
 
 
 def most_games(config: RunConfig, cpus: int) -> GameCount:
@@ -134,12 +136,14 @@ def most_games(config: RunConfig, cpus: int) -> GameCount:
                      (final + every) * validation.games, config.cmaes.restarts)
 
 
-def price(config: RunConfig, cpus: int, game_time: GameTime, played: int = 0) -> Price:
+def price(config: RunConfig, cpus: int, game_time: GameTime, played: int = 0,
+          start: float = START_SECONDS) -> Price:
     """What a run of ``config`` on ``cpus`` CPUs costs at ``game_time``, once it has played
-    ``played`` training games (a resumed run: what is left)."""
+    ``played`` training games (a resumed run: what is left), its games starting ``start``
+    seconds after the command (on Ray, or ``HERE_START_SECONDS`` in this process)."""
     games = most_games(config, cpus)
     left = dataclasses.replace(games, training=max(0, games.training - played))
-    return Price(left, game_time, played)
+    return Price(left, game_time, played, start)
 
 
 def rough_game_time(config: RunConfig) -> GameTime | None:
@@ -150,6 +154,18 @@ def rough_game_time(config: RunConfig) -> GameTime | None:
     seconds = UnitSize.rough_seconds(config.search.depth)
     return GameTime(seconds, f"a rough figure for depth {config.search.depth}, "
                              f"{seconds_text(seconds)} a game")
+
+
+def rough_cpu_seconds(config: RunConfig, played: int = 0) -> float | None:
+    """Roughly the CPU time of the games a run of ``config`` has left once it has played
+    ``played`` training games, at the rough game time of its depth: enough to tell a run Ray
+    cannot shorten (``tuner.cluster.ray_evaluator.plays_here``). None where it cannot be told
+    before the run: an external engine's games, a position fitness's searches, and
+    ``popsize: auto``, whose population follows the CPUs a run is given."""
+    game_time = rough_game_time(config)
+    if game_time is None or config.positions is not None or config.cmaes.popsize == AUTO:
+        return None
+    return price(config, 1, game_time, played).cpu_seconds
 
 
 def measured_game_time(config: RunConfig, budget: float | None = None) -> GameTime:
@@ -245,7 +261,8 @@ def walls(result: Price, cpus: int, config: RunConfig) -> str:
     parts = []
     for n in sizes:
         at = result if n == cpus else price(config, n, result.game_time, result.played)
-        parts.append(f"{duration(at.wall_seconds(n))} on {n:,}" + (" CPUs" if n == cpus else ""))
+        parts.append(f"{duration(at.wall_seconds(n))} on "
+                     + (counted(n, "CPU") if n == cpus else f"{n:,}"))
     return ", ".join(parts)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import sys
 from pathlib import Path
@@ -32,10 +31,6 @@ from tuner.cli.options import (
     with_options,
 )
 from tuner.config import RaySection
-
-# Ray's workers in the command that plays a small comparison on Ray: every core, and at least
-# two (--workers 1 plays in this process)
-ON_RAY_WORKERS = max(os.cpu_count() or 1, 2)
 
 
 def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
@@ -154,6 +149,8 @@ def play(jobs: list, loaded: list, args: argparse.Namespace, on_results=None) ->
 
 def on_ray(args: argparse.Namespace) -> str:
     """The command line ``args`` came from with ``--workers``: the same games, played on Ray."""
+    from tuner.cluster.ray_evaluator import ON_RAY_WORKERS  # loaded already: games were played
+
     argv = list(args.argv)
     at = argv.index("--") if "--" in argv else len(argv)
     return commands.tune(*argv[:at], "--workers", str(ON_RAY_WORKERS), *argv[at:])

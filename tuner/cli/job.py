@@ -37,8 +37,10 @@ def show_progress(args: argparse.Namespace) -> bool:
 def execute(run, args: argparse.Namespace) -> int:
     """Run a ``TuningRun`` until it stops, logging to its directory's ``run.log`` too.
     The caller closes the run's store."""
-    from tuner.cli.price import first_line  # numpy code, once a run is ready (start-up)
+    from tuner.analysis.price import rough_cpu_seconds  # numpy code, once a run is ready
+    from tuner.cli.price import first_line
     from tuner.cluster.ray_evaluator import evaluator_for  # Ray, once a run is ready (start-up)
+    from tuner.games.evaluation import SerialEvaluator
     from tuner.loop.status import LiveStatus
 
     check_target(run.store.log_file)  # not a FIFO (opening it would block) or a link
@@ -58,10 +60,15 @@ def execute(run, args: argparse.Namespace) -> int:
                      f"{config.run.name}")
         evaluator = evaluator_for(config.ray, [config.family], engines=config.shipped,
                                   position_sets=[config.positions.path] if config.positions
-                                  else [])
+                                  else [], rough_seconds=rough_cpu_seconds(config, run.state.games))
         interrupts.check()
-        log.info("games on %s", evaluator.describe())
-        log.info("%s", first_line(run, evaluator.workers))
+        here = isinstance(evaluator, SerialEvaluator)  # a small run: Ray would not be sooner
+        if here:
+            log.info("games in this process (1 CPU): fewer than starting Ray would pay for; on "
+                     "Ray:\n  %s", on_ray(run, args))
+        else:
+            log.info("games on %s", evaluator.describe())
+        log.info("%s", first_line(run, evaluator.workers, here))
         state = run.run(evaluator, observers=[status])
         interrupts.check()  # one that came during the last moments of the run
         if run.stopped_on_request:
@@ -181,6 +188,18 @@ def start_again(run, args: argparse.Namespace) -> str:
     if args.command == "run":
         overwrite = ["--overwrite"] if args.overwrite else []
         return commands.tune("run", args.config, *overwrite, *_ray_options(args))
+    return resume_command(run, args)
+
+
+def on_ray(run, args: argparse.Namespace) -> str:
+    """This command with ``--workers``: the same run, its games played on Ray (a new run
+    replaces the one this command makes: ``--overwrite``)."""
+    from tuner.cluster.ray_evaluator import ON_RAY_WORKERS  # loaded already: the run started
+
+    if args.command == "run":
+        return commands.tune("run", args.config, "--overwrite", "--workers",
+                             str(ON_RAY_WORKERS))
+    args = argparse.Namespace(**{**vars(args), "workers": ON_RAY_WORKERS})
     return resume_command(run, args)
 
 

@@ -17,11 +17,17 @@ def dry_run(config: RunConfig, args: argparse.Namespace) -> int:
     if config.positions is not None:
         print(unpriced(config))
         return 0
-    cpus = price.default_cpus(config.ray.workers)
+    from tuner.cluster.ray_evaluator import plays_here  # the engine's code: games follow
+
+    here = plays_here(config.ray, rough_seconds=price.rough_cpu_seconds(config))
+    cpus = 1 if here else price.default_cpus(config.ray.workers)
     game_time = (price.recorded_game_time(config.run_dir, config)
                  or price.measured_game_time(config))
-    result = price.price(config, cpus, game_time)
-    for line in price.report(result, cpus, config, _where(config)):
+    result = price.price(config, cpus, game_time,
+                         start=price.HERE_START_SECONDS if here else price.START_SECONDS)
+    where = (" (in this process: too small to pay for Ray's start; --workers N plays it on Ray)"
+             if here else _where(config))
+    for line in price.report(result, cpus, config, where):
         print(line)
     return 0
 
@@ -43,10 +49,10 @@ def _where(config: RunConfig) -> str:
     return "" if config.ray.workers else " (this machine's cores)"
 
 
-def first_line(run, cpus: int) -> str:
-    """The price of what is left of ``run`` on ``cpus`` CPUs, in one line: at the game time its
-    own generations recorded when it has played some (a resumed run), else the rough one for its
-    depth (a run plays no game to price itself)."""
+def first_line(run, cpus: int, here: bool = False) -> str:
+    """The price of what is left of ``run`` on ``cpus`` CPUs (``here``: in this process), in one
+    line: at the game time its own generations recorded when it has played some (a resumed
+    run), else the rough one for its depth (a run plays no game to price itself)."""
     config, state = run.config, run.state
     if config.positions is not None:
         return unpriced(config)
@@ -57,5 +63,6 @@ def first_line(run, cpus: int) -> str:
         return (f"price: at most {counted(games, 'game')}; the game time of {config.player_name} "
                 f"is known after a generation (measured now by: "
                 f"{commands.tune('--config', config.source, '--dry-run')})")
-    result = price.price(config, cpus, game_time, state.games)
+    result = price.price(config, cpus, game_time, state.games,
+                         price.HERE_START_SECONDS if here else price.START_SECONDS)
     return price.summary(result, cpus, config, "price of what is left" if state.games else "price")

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
@@ -66,6 +67,9 @@ POLL_SECONDS = 0.5  # how often the driver collects finished units
 # were asked for: starting Ray and loading the engine in its workers costs about this much
 # (7 to 15 s), so Ray could not finish it sooner on any number of CPUs.
 SMALL_JOB_SECONDS = 15.0
+# Ray's workers in a command that plays a small job on Ray: every core, and at least two
+# (--workers 1 plays in this process where a command allows it)
+ON_RAY_WORKERS = max(os.cpu_count() or 1, 2)
 
 
 def evaluator_for(ray: RaySection, families: Sequence[str | None],
@@ -78,21 +82,27 @@ def evaluator_for(ray: RaySection, families: Sequence[str | None],
     and ``tune play``: Ray as the ``ray`` settings say (an embedded Ray with ``workers`` CPUs, or
     the cluster at ``address``), shipping the code of ``families`` (specs; None for an engine's
     player), the files of ``engines`` (each engine's paths to ship) and ``position_sets``
-    (files) to its workers.
-
-    With ``start_ray`` False, one local worker and no cluster mean this process alone (``tune
-    play``'s default, and ``--workers 1`` of ``tune compare`` and ``tune noise``: starting Ray
-    takes seconds and gives one worker nothing), and so do games of roughly less than
-    ``SMALL_JOB_SECONDS`` of CPU time (``rough_seconds``, where the caller can tell) when neither
-    workers nor an address were given. The tuning job always runs on Ray, which retries the
-    units of a worker that dies."""
-    small = rough_seconds is not None and rough_seconds < SMALL_JOB_SECONDS
-    if not start_ray and ray.address is None and (ray.workers == 1 or
-                                                  ray.workers is None and small):
+    (files) to its workers, or this process alone where ``plays_here`` says so."""
+    if plays_here(ray, start_ray, rough_seconds):
         return SerialEvaluator(ray.schedule, ray.max_retries)
     return RayEvaluator(ray.address, ray.workers, ray.schedule, ray.max_retries,
                         ray.no_worker_timeout, [f for f in families if f], ray.connect_timeout,
                         engines or {}, position_sets)
+
+
+def plays_here(ray: RaySection, start_ray: bool = True, rough_seconds: float | None = None
+               ) -> bool:
+    """Whether a job's games are played in this process, not on Ray. Games of roughly less than
+    ``SMALL_JOB_SECONDS`` of CPU time (``rough_seconds``, where the caller can tell) are, when
+    neither workers nor an address were given: Ray could not finish them sooner. With
+    ``start_ray`` False, so is one local worker (``tune play``'s default, and ``--workers 1`` of
+    ``tune compare`` and ``tune noise``: starting Ray gives one worker nothing); the tuning job
+    asked for ``--workers 1`` runs on Ray, which retries the units of a worker that dies."""
+    if ray.address is not None:
+        return False
+    if ray.workers is None:
+        return rough_seconds is not None and rough_seconds < SMALL_JOB_SECONDS
+    return ray.workers == 1 and not start_ray
 
 
 class RayEvaluator(_Backend):

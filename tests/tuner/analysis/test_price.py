@@ -15,6 +15,7 @@ from tuner.analysis.price import GameTime
 from tuner.cli.main import main
 from tuner.cli.price import first_line
 from tuner.config import parse_config, stored_text
+from tuner.games.policy import UnitSize
 from tuner.store import checkpoint as ckpt
 
 
@@ -144,6 +145,29 @@ def test_dry_run_prints_the_price_writes_nothing_and_starts_no_ray(tmp_path, mon
     assert "measured now: 1 game at the starting weights" in out[3]
     assert out[5].split()[2:5] == ["15", "s", "on"]  # the start: the games take no time here
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tiny.yaml"]
+
+
+def test_a_runs_rough_cpu_time_is_what_is_left_at_its_depths_rough_game_time(tmp_path):
+    config = config_of(tiny(tmp_path))  # 96 training and 30 validation games at depth 0
+    rough = UnitSize.rough_seconds(0)
+    assert price.rough_cpu_seconds(config) == pytest.approx(126 * rough)
+    assert price.rough_cpu_seconds(config, played=64) == pytest.approx(62 * rough)
+    auto = config_of(tiny(tmp_path, cmaes={"popsize": "auto"}))
+    assert price.rough_cpu_seconds(auto) is None  # its population follows the CPUs given
+
+
+def test_dry_run_of_a_run_too_small_for_ray_prices_it_in_this_process(tmp_path, monkeypatch,
+                                                                       capsys):
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump(tiny(tmp_path)))
+    monkeypatch.setattr(price, "MEASURE_SECONDS", 0.0)
+    monkeypatch.setitem(sys.modules, "ray", None)
+    monkeypatch.chdir(tmp_path)
+    assert main(["--config", str(path), "--dry-run"]) == 0
+    wall = capsys.readouterr().out.splitlines()[5]
+    assert wall.split()[2:7] == ["1", "s", "on", "1", "CPU,"]  # this process's start, 1 CPU
+    assert wall.endswith("(in this process: too small to pay for Ray's start; --workers N "
+                         "plays it on Ray)")
 
 
 @pytest.mark.parametrize("argv, problem", [

@@ -1,5 +1,5 @@
-"""The real command line: `tune --config` on Ray, determinism across worker counts, `tune report`,
-and the tuned weights loading into the engine."""
+"""The real command line: `tune --config` on Ray and in its own process, determinism across
+worker counts, `tune report`, and the tuned weights loading into the engine."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import JobsEvaluator, made_once, run_tune
+from conftest import EXIT_RAY_GUARD, JobsEvaluator, made_once, run_tune
 
 from engine import Solver, read_weights, write_weights
 from tuner.cli.main import main
+from tuner.cluster.ray_evaluator import ON_RAY_WORKERS
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -23,18 +24,24 @@ def tune(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return run_tune(list(args), cwd, None, timeout=600)
 
 
+IN_THIS_PROCESS = "games in this process (1 CPU): fewer than starting Ray would pay for; on Ray:"
+
+
 @pytest.fixture(scope="module")
 def quick_runs(tmp_path_factory):
-    """configs/quick.yaml, as shipped, run once with 1 worker and once with 2, once for the
-    session (tests that change a run work on a copy)."""
+    """configs/quick.yaml, as shipped, run once as the README runs it (too small for Ray: on
+    the 1 CPU of its own process) and once on Ray with 2 workers, once for the session (tests
+    that change a run work on a copy)."""
     def run_both(work: Path) -> None:
         config = yaml.safe_load((ROOT / "configs" / "quick.yaml").read_text())
         for workers in (1, 2):
             config["run"]["name"] = f"quick-w{workers}"
             path = work / f"quick-w{workers}.yaml"
             path.write_text(yaml.safe_dump(config))
-            done = tune("--config", str(path), "--workers", str(workers), "--quiet", cwd=work)
+            on_ray = ["--workers", "2"] if workers == 2 else []
+            done = tune("--config", str(path), *on_ray, cwd=work)
             assert done.returncode == 0, done.stderr
+            assert (IN_THIS_PROCESS in done.stderr) == (workers == 1)
 
     work = made_once(tmp_path_factory, "quick-runs", run_both)
     return {workers: work / "outputs" / f"quick-w{workers}" for workers in (1, 2)}
@@ -59,7 +66,32 @@ def test_quick_run_writes_a_validated_weights_file_the_engine_plays(quick_runs):
     assert len(history) == 1 + 5  # header and one row per generation
 
 
-def test_trajectory_is_identical_on_one_and_two_workers(quick_runs):
+def test_a_run_too_small_for_ray_plays_without_it_and_says_how_to_play_it_on_ray(quick_runs,
+                                                                                tmp_path,
+                                                                                no_ray):
+    """With Ray's stand-in first on the import path the run goes to its end: it never imports
+    Ray. The command it gives plays the same run on Ray (the stand-in stops it there)."""
+    shutil.copytree(ROOT / "configs", tmp_path / "configs")
+    done = run_tune(["run", "configs/quick.yaml"], tmp_path, no_ray)
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    hint = lines[lines.index(IN_THIS_PROCESS) + 1]
+    assert hint == f"  tune run configs/quick.yaml --overwrite --workers {ON_RAY_WORKERS}"
+    assert lines[lines.index(IN_THIS_PROCESS) + 2].startswith("price: at most 912 games ")
+    run_dir = tmp_path / "outputs" / "quick"
+    assert (run_dir / "history.csv").read_text() == (quick_runs[1] / "history.csv").read_text()
+    on_ray = run_tune(hint.split()[1:], tmp_path, no_ray)
+    assert on_ray.returncode == EXIT_RAY_GUARD, on_ray.stderr
+    assert IN_THIS_PROCESS not in on_ray.stderr
+
+
+def test_a_small_run_given_workers_plays_on_ray(tmp_path, no_ray):
+    shutil.copytree(ROOT / "configs", tmp_path / "configs")
+    done = run_tune(["run", "configs/quick.yaml", "--workers", "1"], tmp_path, no_ray)
+    assert done.returncode == EXIT_RAY_GUARD, done.stderr
+
+
+def test_trajectory_is_identical_in_this_process_and_on_two_workers(quick_runs):
     one, two = quick_runs[1], quick_runs[2]
     assert (one / "history.csv").read_text() == (two / "history.csv").read_text()
     assert (one / "validation.csv").read_text() == (two / "validation.csv").read_text()
