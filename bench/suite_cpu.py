@@ -200,12 +200,11 @@ def report(processes: dict, tests: list[dict], wall: float, top: int) -> str:
     for test, seconds in by_test.most_common(top):
         most = ", ".join(f"{name} {part:.0f}" for name, part in by_kind[test].most_common(2))
         lines.append(f"{seconds:9,.1f}  {test}  ({most})")
-    waiting = collections.Counter()
+    walls = collections.Counter()
     for test in tests:
-        waiting[test["test"]] += test["end"] - test["start"]
+        walls[test["test"]] += test["end"] - test["start"]
     waiting = collections.Counter({test: seconds - by_test[test]
-                                   for test, seconds in waiting.items()
-                                   if seconds > by_test[test]})
+                                   for test, seconds in walls.items() if seconds > by_test[test]})
     lines += ["", (f"Seconds waiting ({sum(waiting.values()):,.0f} in all): a test's wall time less "
                    f"its CPU time, where its core idles (the {top} most):")]
     lines += [f"{seconds:9,.1f}  {test}" for test, seconds in waiting.most_common(top)]

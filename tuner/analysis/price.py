@@ -137,13 +137,13 @@ def most_games(config: RunConfig, cpus: int) -> GameCount:
 
 
 def price(config: RunConfig, cpus: int, game_time: GameTime, played: int = 0,
-          start: float = START_SECONDS) -> Price:
+          here: bool = False) -> Price:
     """What a run of ``config`` on ``cpus`` CPUs costs at ``game_time``, once it has played
-    ``played`` training games (a resumed run: what is left), its games starting ``start``
-    seconds after the command (on Ray, or ``HERE_START_SECONDS`` in this process)."""
+    ``played`` training games (a resumed run: what is left), its games starting after Ray's
+    start, or after ``HERE_START_SECONDS`` where they play in this process (``here``)."""
     games = most_games(config, cpus)
     left = dataclasses.replace(games, training=max(0, games.training - played))
-    return Price(left, game_time, played, start)
+    return Price(left, game_time, played, HERE_START_SECONDS if here else START_SECONDS)
 
 
 def rough_game_time(config: RunConfig) -> GameTime | None:

@@ -23,8 +23,7 @@ def dry_run(config: RunConfig, args: argparse.Namespace) -> int:
     cpus = 1 if here else price.default_cpus(config.ray.workers)
     game_time = (price.recorded_game_time(config.run_dir, config)
                  or price.measured_game_time(config))
-    result = price.price(config, cpus, game_time,
-                         start=price.HERE_START_SECONDS if here else price.START_SECONDS)
+    result = price.price(config, cpus, game_time, here=here)
     where = (" (in this process: too small to pay for Ray's start; --workers N plays it on Ray)"
              if here else _where(config))
     for line in price.report(result, cpus, config, where):
@@ -63,6 +62,5 @@ def first_line(run, cpus: int, here: bool = False) -> str:
         return (f"price: at most {counted(games, 'game')}; the game time of {config.player_name} "
                 f"is known after a generation (measured now by: "
                 f"{commands.tune('--config', config.source, '--dry-run')})")
-    result = price.price(config, cpus, game_time, state.games,
-                         price.HERE_START_SECONDS if here else price.START_SECONDS)
+    result = price.price(config, cpus, game_time, state.games, here)
     return price.summary(result, cpus, config, "price of what is left" if state.games else "price")
