@@ -124,8 +124,13 @@ def main() -> None:
             sets[depth] = PositionBuild(path, sampler, args.seed, args.set_games).run(evaluator)
         jobs = [Job(i, spec, saved[i].missing(0, seeds)) for i, spec in enumerate(specs)]
         jobs = [job for job in jobs if job.seeds]
-        if jobs:
-            evaluator.play(jobs, None, lambda j, games: saved[jobs[j].candidate].add(0, games))
+        try:
+            if jobs:
+                evaluator.play(jobs, None,
+                               lambda j, games: saved[jobs[j].candidate].add(0, games))
+        finally:
+            for kept in saved:
+                kept.flush()
     scores = np.array([[g.score for g in kept.results(0, seeds)] for kept in saved], float)
     positions_per_game = float(np.mean([[g.moves_evaluated for g in kept.results(0, seeds)]
                                         for kept in saved]))

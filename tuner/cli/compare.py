@@ -111,10 +111,13 @@ def handle(args: argparse.Namespace) -> int:
         try:
             play(to_play, loaded, args, lambda j, games: saved.add(to_play[j].candidate, games))
         except KeyboardInterrupt:  # the last line, "tune: interrupted", is the command's
+            saved.flush()
             print(f"{saved.count(seeds):,} of {len(jobs) * len(seeds):,} games are kept in "
                   f"{args.save}; go on with:\n  {commands.tune(*args.argv)}",
                   file=sys.stderr)
             raise
+        finally:  # every game that came back is kept, whatever stopped the comparison
+            saved.flush()
         results = [saved.results(job.candidate, seeds) for job in jobs]
         # on stderr: stdout is the report, which --json keeps machine-readable
         print(f"{args.save}: {reused:,} of {len(jobs) * len(seeds):,} games reused from it, "

@@ -265,6 +265,37 @@ def test_the_games_a_save_holds_are_not_played_again(tmp_path, monkeypatch, caps
     assert classic["mean"] == pytest.approx((sum(scores) + 30_000_000) / 30)
 
 
+def test_a_save_is_written_at_once_then_at_most_every_write_interval(tmp_path, monkeypatch):
+    from engine.solver import PlayerSpec
+    from tuner.games import saved_games
+
+    clock = [1000.0]
+    monkeypatch.setattr(saved_games.time, "monotonic", lambda: clock[0])
+    spec = PlayerSpec("classic", read_weights(WEIGHTS / "classic-reference.yaml").weights, 0)
+    solver = Solver(spec.family, spec.weights, depth=0)
+    games = [solver.play(seed) for seed in range(6)]
+    save = tmp_path / "games.json"
+    saved = saved_games.SavedGames(save, [spec], "9.9")
+
+    def written() -> int:
+        return len(json.loads(save.read_text())["games"][0])
+
+    saved.add(0, games[:2])
+    assert written() == 2  # the first unit at once
+    clock[0] += saved_games.WRITE_EVERY_SECONDS - 1
+    saved.add(0, games[2:4])
+    assert written() == 2  # not yet: the file would be rewritten for every small unit
+    clock[0] += 1
+    saved.add(0, games[4:5])
+    assert written() == 5
+    saved.add(0, games[5:])
+    saved.flush()
+    assert written() == 6
+    before = save.stat().st_mtime_ns
+    saved.flush()  # nothing new: nothing written
+    assert save.stat().st_mtime_ns == before
+
+
 def test_a_save_holds_games_by_player_so_a_new_player_is_judged_against_kept_games(tmp_path):
     from engine.solver import PlayerSpec
     from tuner.games.saved_games import SavedGames, player
@@ -286,11 +317,13 @@ def test_a_save_holds_games_by_player_so_a_new_player_is_judged_against_kept_gam
     first = SavedGames(save, [snake, classic], "9.9")
     first.add(0, games(snake))
     first.add(1, games(classic))
+    first.flush()
     # A comparison naming classic again, beside a player new to the file, in another order.
     second = SavedGames(save, [features, classic], "9.9")
     assert second.missing(1, seeds) == () and second.missing(0, seeds) == tuple(seeds)
     assert second.count(seeds) == 30
     second.add(0, games(features))
+    second.flush()
     held = json.loads(save.read_text())
     assert held["players"] == [player(each) for each in (snake, classic, features)]
     assert [len(kept) for kept in held["games"]] == [30, 30, 30]  # snake's games kept as they were
