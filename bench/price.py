@@ -4,24 +4,26 @@ Two sets of runs, each priced as ``--dry-run`` prices it (``tuner.analysis.price
 it ran on, plus ``START_SECONDS`` for each sitting it was resumed in:
 
 - *measured*: the shipped configs run in full with today's code, one after another on an idle
-  machine (bench/data/price_runs.json, written by ``--record``). Each holds its config as it ran,
-  its wall time (the sum of its sittings, from its ``run.log``) and the CPU time of a game at its
-  starting weights on one idle core, measured after the runs on the same machine: the estimate
-  is that start times ``run_over_start`` at the config's depth, the allowance these same runs
-  measured at depths 1 and 2 (a consistency check there, not a test of it).
+  machine, each between two timings of its start (``--campaign``: games at its starting weights
+  on one core, the machine otherwise idle, just before and just after the run, the mean of the
+  two kept: a core's speed here moves over minutes), kept in bench/data/price_runs.json with the
+  run's wall time (the sum of its sittings, from its ``run.log``), its games' CPU-seconds and the
+  positions they searched. The estimate is that start times ``run_over_start`` at the config's
+  depth. Beside the wall times, the positions a game the estimate assumes (the start's times
+  ``positions_over_start``) over the run's: a game's positions depend on its weights and seed
+  alone, so that ratio is the same on every machine.
 - *recorded*: runs/RESULTS.md's campaigns (older code; their wall times from the table). The
   game time at the start is bench/data/game_times.json's where it holds a config with the same
   family, parameters and search (first-generation candidates timed on an idle core,
-  bench/record_game_times.py), else measured now. classic-d3 (9 h 56 min on 2 cores) is priced by
-  the deeper allowance, which these runs did not set.
+  bench/record_game_times.py), else measured now.
 
 The goal: every ratio within 0.75 to 1.25.
 
 Run: ``python bench/price.py`` (a minute; ``--runs classic-d3`` prices some runs by name).
-``python bench/price.py --record outputs/classic-d1 ...`` measures each run's start on this
-machine (keep it idle) and writes the runs to ``--data``. ``--repeat N`` times each measured
-run's start N times now and prices it with each: how far the machine's own speed moves an
-estimate, whatever the method.
+``python bench/price.py --campaign configs/classic.yaml ... --workers 2`` runs configs in full
+into ``--dir`` (run it again to go on) and writes them to ``--data``; ``--record RUN_DIR ...``
+times finished runs' starts now instead. ``--repeat N`` times each measured run's start N times
+now and prices it with each: how far the machine's own speed moves an estimate.
 """
 
 from __future__ import annotations
@@ -32,14 +34,18 @@ import json
 import os
 import platform
 import statistics
+import subprocess
 import sys
 from pathlib import Path
+
+import yaml
 
 from engine.atomic import atomic_write
 from tuner.analysis import price
 from tuner.analysis.report import read_rows
 from tuner.config import load_config, parse_config
 from tuner.store import checkpoint as ckpt
+from tuner.store.status import read_status
 
 ROOT = Path(__file__).resolve().parents[1]
 # (run directory, wall seconds, CPUs, sittings), as runs/RESULTS.md's campaign table gives them
@@ -112,37 +118,64 @@ def sittings(run_dir: Path, name: str) -> list[float]:
     return walls
 
 
-def record(run_dirs: list[Path], out: Path, seconds: float) -> None:
-    """Measure each run's start here and write the runs to ``out``."""
-    runs = {}
-    for run_dir in run_dirs:
-        try:  # every file read before any game is played
-            document = ckpt.read_stored_config(run_dir)
-            config = parse_config(document, str(run_dir / ckpt.CONFIG_FILE))
-            cluster = read_rows(run_dir / ckpt.CLUSTER_FILE, ("cpus", "game_seconds"),
-                                required=True)
-            history = read_rows(run_dir / ckpt.HISTORY_FILE, ("games",), required=True)
-            walls = sittings(run_dir, config.run.name)
-        except (ValueError, OSError, KeyError) as err:  # CheckpointError is a ValueError
-            print(f"bench/price.py: error: --record {run_dir}: not a run that played: {err}",
-                  file=sys.stderr)
-            raise SystemExit(2) from None
-        times = price.start_game_times(config, seconds)
-        runs[config.run.name] = held = {
-            "config": document,
-            "cpus": int(max(row["cpus"] for row in cluster)),
-            "sittings": len(walls),
-            "wall_seconds": round(sum(walls), 1),
-            "generations": len(cluster),
-            "training_games": int(history[-1]["games"]),
-            "game_seconds": round(sum(row["game_seconds"] for row in cluster), 1),
-            "start_games": len(times),
-            "start_game_seconds": round(statistics.fmean(times), 6),
-        }
-        print(f"{config.run.name}: {held['wall_seconds']:,} s in {len(walls)} sittings, "
-              f"{price.seconds_text(held['game_seconds'] / held['training_games'])} a game; "
-              f"its start {price.seconds_text(held['start_game_seconds'])} a game over "
-              f"{len(times)} games", flush=True)
+def timed_start(config, seconds: float) -> dict:
+    """The config's start timed here now: its games, their mean CPU-seconds and positions."""
+    games = price.start_game_times(config, seconds)
+    return {"games": len(games),
+            "seconds": round(statistics.fmean(game.seconds for game in games), 6),
+            "positions": round(statistics.fmean(game.positions for game in games))}
+
+
+def stored_config(run_dir: Path):
+    """The config a run directory holds, as its document and parsed."""
+    try:
+        document = ckpt.read_stored_config(run_dir)
+        return document, parse_config(document, str(run_dir / ckpt.CONFIG_FILE))
+    except (ValueError, OSError) as err:  # CheckpointError is a ValueError
+        print(f"bench/price.py: error: {run_dir}: not a run: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def run_figures(run_dir: Path, start: dict) -> tuple[str, dict]:
+    """A finished run's name and what the data file keeps of it, with its start's timing."""
+    document, config = stored_config(run_dir)
+    try:
+        cluster = read_rows(run_dir / ckpt.CLUSTER_FILE, ("cpus", "game_seconds"),
+                            required=True)
+        history = read_rows(run_dir / ckpt.HISTORY_FILE, ("games", "positions"),
+                            required=True)
+        walls = sittings(run_dir, config.run.name)
+    except (ValueError, OSError, KeyError) as err:  # CheckpointError is a ValueError
+        print(f"bench/price.py: error: {run_dir}: not a run that played: {err}",
+              file=sys.stderr)
+        raise SystemExit(2) from None
+    held = {
+        "recorded": datetime.date.today().isoformat(),
+        "config": document,
+        "cpus": int(max(row["cpus"] for row in cluster)),
+        "sittings": len(walls),
+        "wall_seconds": round(sum(walls), 1),
+        "generations": len(cluster),
+        "training_games": int(history[-1]["games"]),
+        "game_seconds": round(sum(row["game_seconds"] for row in cluster), 1),
+        "positions": int(sum(row["positions"] for row in history)),
+        "start_games": start["games"],
+        "start_game_seconds": start["seconds"],
+        "start_positions": start["positions"],
+    }
+    for key in ("before", "after"):
+        if key in start:
+            held[f"start_{key}_seconds"] = start[key]
+    a_game = held["game_seconds"] / held["training_games"]
+    print(f"{config.run.name}: {held['wall_seconds']:,} s in {len(walls)} sittings, "
+          f"{price.seconds_text(a_game)} and "
+          f"{price.positions_text(held['positions'] / held['training_games'])} positions a "
+          f"game; its start {price.seconds_text(start['seconds'])} and "
+          f"{price.positions_text(start['positions'])} over {start['games']} games", flush=True)
+    return config.run.name, held
+
+
+def write_runs(runs: dict, out: Path) -> None:
     recorded = {"recorded": datetime.date.today().isoformat(),
                 "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
                 "runs": runs}
@@ -150,16 +183,81 @@ def record(run_dirs: list[Path], out: Path, seconds: float) -> None:
     print(f"wrote {out}")
 
 
+def record(run_dirs: list[Path], out: Path, seconds: float) -> None:
+    """Measure each finished run's start here, after it, and write the runs to ``out``."""
+    runs = {}
+    for run_dir in run_dirs:
+        name, runs[name] = run_figures(run_dir, timed_start(stored_config(run_dir)[1], seconds))
+    write_runs(runs, out)
+
+
+def campaign(config_paths: list[Path], where: Path, workers: int | None, out: Path,
+             seconds: float) -> None:
+    """Each config run in full into ``where`` on ``workers`` CPUs, one after another, its start
+    timed just before and just after its run (the mean of the two is its start: the machine's
+    speed moves over minutes); the runs written to ``out`` as each ends. Run it again and it
+    goes on: a timing or a finished run it holds is kept, a cut run resumed."""
+    where.mkdir(parents=True, exist_ok=True)
+    runs = json.loads(out.read_text(encoding="utf-8"))["runs"] if out.exists() else {}
+    for path in config_paths:
+        config = load_config(path)
+        name = config.run.name
+        if name in runs:
+            continue
+        timing_file = where / f"{name}.start.json"
+        timing = (json.loads(timing_file.read_text(encoding="utf-8"))
+                  if timing_file.exists() else {})
+        if "before" not in timing:
+            timing["before"] = timed_start(config, seconds)
+            atomic_write(timing_file, json.dumps(timing) + "\n")
+        run_dir = where / name
+        held = read_status(run_dir)
+        if held is None or held[0].state != "done":
+            if run_dir.exists():
+                command = ["resume", str(run_dir)]
+            else:
+                document = yaml.safe_load(path.read_text(encoding="utf-8"))
+                document["run"]["output_dir"] = str(where)
+                copy = where / f"{name}.yaml"
+                atomic_write(copy, yaml.safe_dump(document, sort_keys=False))
+                command = ["run", str(copy)]
+            if workers is not None:
+                command += ["--workers", str(workers)]
+            played = subprocess.run([sys.executable, "-m", "tuner", *command], check=False)
+            if played.returncode:
+                raise SystemExit(f"bench/price.py: tune {command[0]} {name}: exit status "
+                                 f"{played.returncode}; run the campaign again to go on")
+        if "after" not in timing:
+            timing["after"] = timed_start(config, seconds)
+            atomic_write(timing_file, json.dumps(timing) + "\n")
+        before, after = timing["before"], timing["after"]
+        longer = max(before, after, key=lambda timed: timed["games"])  # the same first seeds
+        start = {"games": before["games"] + after["games"],
+                 "seconds": round((before["seconds"] + after["seconds"]) / 2, 6),
+                 "positions": longer["positions"], "before": before["seconds"],
+                 "after": after["seconds"]}
+        runs.update([run_figures(run_dir, start)])
+        write_runs(runs, out)
+
+
 def measured_rows(data: Path, names: list[str] | None) -> list[tuple]:
-    """(name, config, CPUs, sittings, real wall seconds, game time) of the runs in ``data``."""
+    """(name, config, CPUs, sittings, real wall seconds, game time, the estimate's positions a
+    game over the run's) of the runs in ``data``; the last None where it holds no positions."""
     held = json.loads(data.read_text(encoding="utf-8"))
     rows = []
     for name, run in held["runs"].items():
         if names and name not in names:
             continue
         config = parse_config(run["config"], f"{data.name}: {name}")
-        game_time = from_start(run["start_game_seconds"], config, f"start on {held['recorded']},")
-        rows.append((name, config, run["cpus"], run["sittings"], run["wall_seconds"], game_time))
+        when = run.get("recorded", held["recorded"])  # the file's date, in older files
+        game_time = from_start(run["start_game_seconds"], config, f"start on {when},")
+        positions = None
+        if "positions" in run:
+            estimate_positions = (run["start_positions"]
+                                  * price.positions_over_start(config.search.depth))
+            positions = estimate_positions / (run["positions"] / run["training_games"])
+        rows.append((name, config, run["cpus"], run["sittings"], run["wall_seconds"], game_time,
+                     positions))
     return rows
 
 
@@ -171,7 +269,7 @@ def recorded_rows(names: list[str] | None, measure_seconds: float) -> list[tuple
             continue
         config = load_config(ROOT / where / "config.yaml")
         game_time = recorded_start(config) or price.measured_game_time(config, measure_seconds)
-        rows.append((Path(where).name, config, cpus, sittings_run, real, game_time))
+        rows.append((Path(where).name, config, cpus, sittings_run, real, game_time, None))
     return rows
 
 
@@ -180,9 +278,8 @@ def repeat_starts(data: Path, names: list[str] | None, repeats: int, seconds: fl
     the estimate each gives to the real wall time."""
     print(f"{'run':<20} {'recorded':>9}  now (estimate / real)")
     spreads = []
-    for name, config, cpus, sittings_run, real, game_time in measured_rows(data, names):
-        starts = [statistics.fmean(price.start_game_times(config, seconds))
-                  for _ in range(repeats)]
+    for name, config, cpus, sittings_run, real, game_time, _ in measured_rows(data, names):
+        starts = [timed_start(config, seconds)["seconds"] for _ in range(repeats)]
         ratios = [estimate(config, cpus, sittings_run, from_start(start, config, "now"))[1]
                   / real for start in starts]
         spreads.append(max(starts) / min(starts))
@@ -202,14 +299,26 @@ def main() -> None:
                              f"--dry-run; with --record or --repeat, {RECORD_SECONDS:g})")
     parser.add_argument("--record", nargs="+", type=Path, metavar="RUN_DIR",
                         help="measure these finished runs' starts and write them to --data")
-    parser.add_argument("--data", type=Path, default=PRICE_RUNS,
+    parser.add_argument("--data", type=Path,
                         help="the measured runs (default: bench/data/price_runs.json)")
+    parser.add_argument("--campaign", nargs="+", type=Path, metavar="CONFIG",
+                        help="run these configs in full, their starts timed before and after "
+                             "each, and write them to --data (default: DIR/price_runs.json)")
+    parser.add_argument("--dir", type=Path, default=Path("outputs/price-campaign"),
+                        help="where --campaign runs (default: outputs/price-campaign)")
+    parser.add_argument("--workers", type=int,
+                        help="--campaign's CPUs (default: as tune run, all cores)")
     parser.add_argument("--repeat", type=int, metavar="N",
                         help="time each measured run's start N times now and price it with each")
     args = parser.parse_args()
     if args.measure_seconds is None:
-        args.measure_seconds = (RECORD_SECONDS if args.record or args.repeat
+        args.measure_seconds = (RECORD_SECONDS if args.record or args.repeat or args.campaign
                                 else price.MEASURE_SECONDS)
+    if args.campaign:
+        campaign(args.campaign, args.dir, args.workers, args.data or args.dir / PRICE_RUNS.name,
+                 args.measure_seconds)
+        return
+    args.data = args.data or PRICE_RUNS
     if args.record:
         record(args.record, args.data, args.measure_seconds)
         return
@@ -217,20 +326,25 @@ def main() -> None:
         repeat_starts(args.data, args.runs, args.repeat, args.measure_seconds)
         return
     print(f"{'run':<20} {'CPUs':>4} {'games':>8} {'game time':>9} {'estimate':>12} "
-          f"{'real':>12} {'ratio':>6}  game time from")
+          f"{'real':>12} {'ratio':>6} {'positions':>9}  game time from")
     inside = []
     for label, rows in (("measured", lambda: measured_rows(args.data, args.runs)),
                         ("recorded", lambda: recorded_rows(args.runs, args.measure_seconds))):
-        ratios = []
-        for name, config, cpus, sittings_run, real, game_time in rows():
+        ratios, work = [], []
+        for name, config, cpus, sittings_run, real, game_time, positions in rows():
             result, wall = estimate(config, cpus, sittings_run, game_time)
             ratios.append(wall / real)
+            if positions is not None:
+                work.append(positions)
             print(f"{name:<20} {cpus:>4} {result.games.total:>8,} "
                   f"{price.seconds_text(game_time.seconds):>9} {price.duration(wall):>12} "
-                  f"{price.duration(real):>12} {wall / real:>6.2f}  {label}: "
+                  f"{price.duration(real):>12} {wall / real:>6.2f} "
+                  f"{'-' if positions is None else f'{positions:.2f}':>9}  {label}: "
                   f"{game_time.source}", flush=True)
         if ratios:
-            inside.append(f"{label} {sum(0.75 <= r <= 1.25 for r in ratios)} of {len(ratios)}")
+            inside.append(f"{label} {sum(0.75 <= r <= 1.25 for r in ratios)} of {len(ratios)}"
+                          + (f" (their positions a game {sum(0.75 <= r <= 1.25 for r in work)} "
+                             f"of {len(work)})" if work else ""))
     print(f"within 25%: {', '.join(inside) or 'no run'}")
 
 

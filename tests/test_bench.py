@@ -192,8 +192,8 @@ def test_price_sets_the_estimate_beside_the_recorded_wall_time(tmp_path):
                     ("classic-d3", "recorded:")}
     assert "measured now: 1 game" in out.splitlines()[2]
     assert "game_times.json (classic-d3)" in out.splitlines()[3]
-    assert re.fullmatch(r"within 25%: measured [01] of 1, recorded [0-2] of 2",
-                        out.splitlines()[-1])
+    assert re.fullmatch(r"within 25%: measured [01] of 1 \(their positions a game [01] of 1\), "
+                        r"recorded [0-2] of 2", out.splitlines()[-1])
 
 
 def test_price_records_a_finished_run_and_prices_it(tmp_path):
@@ -215,8 +215,8 @@ def test_price_records_a_finished_run_and_prices_it(tmp_path):
     (run_dir / "config.yaml").write_text(stored_text(config.resolved()))
     (run_dir / "cluster.csv").write_text("generation,cpus,seconds,game_seconds,share\n"
                                          "1,2,5,8.0,0.8\n2,2,5,4.0,0.4\n3,2,5,4.0,0.4\n")
-    (run_dir / "history.csv").write_text("generation,evaluations,games\n1,4,32\n2,8,64\n"
-                                         "3,12,96\n")
+    (run_dir / "history.csv").write_text("generation,evaluations,games,positions\n"
+                                         "1,4,32,3200\n2,8,64,3200\n3,12,96,3200\n")
     (run_dir / "run.log").write_text(
         "2026-11-27 04:46:02,000 run tiny: family classic, depth 0\n"
         "2026-11-27 04:46:12,500 gen 1 of 3\n"
@@ -232,12 +232,16 @@ def test_price_records_a_finished_run_and_prices_it(tmp_path):
     assert (held["cpus"], held["sittings"], held["wall_seconds"]) == (2, 2, 48.0)
     assert (held["generations"], held["training_games"], held["game_seconds"]) == (3, 96, 16.0)
     assert held["start_game_seconds"] > 0 and held["start_games"] >= 1
+    assert held["positions"] == 9600 and held["start_positions"] > 0
     out = bench(tmp_path, "price.py", "--data", str(data), "--runs", "tiny")
     [line] = out.splitlines()[1:-1]
     row = line.split()
     assert row[:3] == ["tiny", "2", f"{3 * 4 * 8 + 3 * 10}"] and " 48 s " in line
-    ratio = float(row[row.index("measured:") - 1])  # two starts of 15 s, games of no time
+    ratio = float(row[row.index("measured:") - 2])  # two starts of 15 s, games of no time
     assert ratio == pytest.approx(2 * 15 / 48, abs=0.02)
+    # the estimate's positions a game over the run's (100 a game)
+    positions = held["start_positions"] * price.positions_over_start(0) / 100
+    assert float(row[row.index("measured:") - 1]) == pytest.approx(positions, abs=0.005)
     # --repeat: the start timed again, twice, and the run priced with each
     out = bench(tmp_path, "price.py", "--data", str(data), "--runs", "tiny", "--repeat", "2",
                 "--measure-seconds", "0")
@@ -256,8 +260,36 @@ def test_price_refuses_to_record_what_is_not_a_run_that_played(tmp_path):
                           cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     [line] = done.stderr.splitlines()
-    assert line.startswith(f"bench/price.py: error: --record {tmp_path / 'empty'}: not a run ")
+    assert line.startswith(f"bench/price.py: error: {tmp_path / 'empty'}: not a run")
     assert not (tmp_path / "runs.json").exists()
+
+
+def test_price_campaign_runs_each_config_between_two_timings_and_goes_on(tmp_path):
+    """``--campaign``: a config run in full, its start timed before and after; run again, what
+    it holds is kept and nothing is played again."""
+    config = tmp_path / "tiny.yaml"
+    config.write_text(yaml.safe_dump({
+        "run": {"name": "tiny", "seed": 7, "output_dir": "elsewhere"}, "family": "classic",
+        "params": {"merges_weight": {"init": 100, "low": 10, "high": 10000},
+                   "empty_weight": {"init": 50, "low": 10, "high": 10000}},
+        "search": {"depth": 0}, "evaluation": {"games": 8},
+        "cmaes": {"popsize": 4, "max_generations": 2}, "validation": {"games": 10, "top_k": 1}}))
+    args = ["--campaign", str(config), "--dir", str(tmp_path / "campaign"),
+            "--measure-seconds", "0"]
+    bench(tmp_path, "price.py", *args)  # a run this small plays in its own process: no Ray
+    data = tmp_path / "campaign" / "price_runs.json"
+    [(name, held)] = json.loads(data.read_text())["runs"].items()
+    assert name == "tiny" and held["training_games"] == 2 * 4 * 8
+    assert held["start_before_seconds"] > 0 and held["start_after_seconds"] > 0
+    assert held["start_game_seconds"] == pytest.approx(
+        (held["start_before_seconds"] + held["start_after_seconds"]) / 2, abs=1e-6)
+    history = tmp_path / "campaign" / "tiny" / "history.csv"
+    assert held["positions"] == sum(int(row["positions"]) for row in
+                                    csv.DictReader(history.open()))
+    before = history.stat().st_mtime_ns, data.read_text()
+    bench(tmp_path, "price.py", *args)
+    assert (history.stat().st_mtime_ns, data.read_text()) == before
+    assert not (tmp_path / "elsewhere").exists()
 
 
 def test_depth_price_prices_games_and_moves_and_goes_on_where_it_was(tmp_path):

@@ -28,6 +28,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from engine.depth import DepthPolicy, rough_depth
 from engine.errors import BadInput
@@ -41,17 +42,24 @@ from tuner.loop.run import popsize_for
 from tuner.space import SearchSpace
 from tuner.store import checkpoint as ckpt
 
-# A game of the whole run against one at its start, measured alone on an idle core, by depth:
-# tuning changes how long games last, and every core of a machine that plays only games is
-# slower than an idle one. The shipped configs run in full on 2 busy cores (bench/price.py,
-# bench/data/price_runs.json) played games 0.59 to 1.14 times as long as their start's at depth 1
-# (the first generations' candidates, spread around a start that is already good, play shorter
-# games) and 0.86 to 1.33 times at depth 2: these factors put 6 of those 7 runs' prices within
-# 25% of their wall time. Deeper, the classic-d3 winner's games cost 1.49 times its start's
-# (bench/data/depth_price*.json), times 1.2 for busy cores (classic-d2's games ran 1.22 times
-# slower at 16 busy CPUs than on an idle core).
-RUN_OVER_START = {1: 0.75, 2: 1.05}
-RUN_OVER_START_DEEPER = 1.8
+# What a game of a run costs against one at its start on an idle core, by depth, as two factors
+# measured on the shipped configs run in full (bench/price.py, bench/data/price_runs.json).
+# Positions: the positions a training game of the run searched against a game at the start. A
+# game's positions depend only on its weights and its seed, so this factor is the same on every
+# machine: tuning changes how long games last (at depth 1 the first generations' candidates,
+# spread around a start that is already good, play shorter games: 0.83 to 1.04 for the four
+# depth-1 configs; deeper, tuned weights survive longer: 1.25 for strategies-d3's fixed64 run).
+POSITIONS_RUN_OVER_START = {1: 0.90, 2: 1.0}
+POSITIONS_RUN_OVER_START_DEEPER = 1.25
+# Busy: a position's CPU time on a core of a machine whose every core plays games, against one on
+# an idle core (the same runs' CPU-seconds a position over their start's, timed just before and
+# just after each run): 0.92 to 1.30 at depth 1 on 2 cores. Deeper searches keep a transposition
+# table, which suffers more from cores sharing caches: fixed64's run took 1.33 times its first
+# generation's idle time a position; runs/classic-d3 (older code, 8 sittings on a shared machine)
+# about 1.87. Deeper is their geometric mean, fitted on the two runs its prices are set beside.
+# Depth 2 until its runs are measured again: the depth-1 figure.
+BUSY_OVER_IDLE = {1: 1.06, 2: 1.06}
+BUSY_OVER_IDLE_DEEPER = 1.58
 START_SECONDS = 15.0  # Ray's start and the workers' loading of the engine, once a run
 HERE_START_SECONDS = 1.0  # this process loading the engine, where a small run plays its games
 CLUSTER_SIZES = (16, 64)  # besides the CPUs the run would use
@@ -176,43 +184,69 @@ def measured_game_time(config: RunConfig, budget: float | None = None) -> GameTi
     rough = rough_game_time(config)
     if rough is not None and rough.seconds > LONGEST_MEASURED:
         return rough
-    times = start_game_times(config, MEASURE_SECONDS if budget is None else budget)
+    games = start_game_times(config, MEASURE_SECONDS if budget is None else budget)
+    times = [game.seconds for game in games]
     start = statistics.fmean(times)
     spread = (f" +/- {statistics.stdev(times) / math.sqrt(len(times)) / start:.0%}"
               if len(times) > 1 and start > 0 else "")
-    factor = 1.0 if config.engine is not None else run_over_start(config.search.depth)
-    return GameTime(start * factor,
-                    f"measured now: {counted(len(times), 'game')} at the starting weights, "
-                    f"{seconds_text(start)}{spread} a game, x{factor:g} for a run's games at "
-                    "this depth on busy cores")
+    source = (f"measured now: {counted(len(times), 'game')} at the starting weights, "
+              f"{seconds_text(start)}{spread} a game")
+    if config.engine is not None:
+        return GameTime(start, source)
+    positions = statistics.fmean(game.positions for game in games)
+    depth = config.search.depth
+    return GameTime(start * run_over_start(depth),
+                    f"{source} ({positions_text(positions)} positions), "
+                    f"x{positions_over_start(depth):g} positions for a run's games at this "
+                    f"depth, x{busy_over_idle(depth):g} on busy cores")
 
 
-def start_game_times(config: RunConfig, budget: float) -> list[float]:
-    """The CPU-seconds of games at the config's starting weights, on its first training seeds,
-    one after another until ``budget`` CPU-seconds are spent (at least one game), timed on the
-    playing thread's own clock; an external engine's games by their wall time, the engine
-    running alone."""
+class StartGame(NamedTuple):
+    """One game at a config's starting weights: its CPU-seconds and the positions it searched."""
+
+    seconds: float
+    positions: int
+
+
+def start_game_times(config: RunConfig, budget: float) -> list[StartGame]:
+    """Games at the config's starting weights, on its first training seeds, one after another
+    until ``budget`` CPU-seconds are spent (at least one game), timed on the playing thread's
+    own clock; an external engine's games by their wall time, the engine running alone."""
     space = SearchSpace(config.params)
     solver = config.player(space.weights(space.initial())).solver()  # builds, or compiles
-    times = []
+    games: list[StartGame] = []
     try:
         for seed in training_seeds(config.run.seed, 1, MEASURE_GAMES):
             started = time.thread_time()
             game = solver.play(seed)
-            times.append(game.seconds if config.engine else time.thread_time() - started)
-            if sum(times) >= budget:
+            seconds = game.seconds if config.engine else time.thread_time() - started
+            games.append(StartGame(seconds, game.moves_evaluated))
+            if sum(each.seconds for each in games) >= budget:
                 break
     except EngineLost as lost:
         raise BadInput(f"{config.source}: engine: {lost}") from None
     finally:
         close_kept()
-    return times
+    return games
+
+
+def positions_over_start(depth: DepthPolicy) -> float:
+    """The positions a game of a run searches against one at its start, at the depth (or the
+    fixed depth a policy costs about as much as; depth 0 as depth 1)."""
+    return POSITIONS_RUN_OVER_START.get(max(1, rough_depth(depth)),
+                                        POSITIONS_RUN_OVER_START_DEEPER)
+
+
+def busy_over_idle(depth: DepthPolicy) -> float:
+    """A position's CPU time on a machine whose every core plays, against an idle core's, at the
+    depth (as ``positions_over_start`` reads it)."""
+    return BUSY_OVER_IDLE.get(max(1, rough_depth(depth)), BUSY_OVER_IDLE_DEEPER)
 
 
 def run_over_start(depth: DepthPolicy) -> float:
     """What a game of a run costs on busy cores against one at its start on an idle core, at
-    the depth (or the fixed depth a policy costs about as much as; depth 0 as depth 1)."""
-    return RUN_OVER_START.get(max(1, rough_depth(depth)), RUN_OVER_START_DEEPER)
+    the depth: its positions' factor times the busy cores'."""
+    return positions_over_start(depth) * busy_over_idle(depth)
 
 
 def recorded_game_time(run_dir: Path, config: RunConfig) -> GameTime | None:
@@ -297,6 +331,15 @@ def hours(seconds: float) -> str:
     """CPU-hours with the digits that matter: 0.012, 1.3, 15, 120."""
     value = seconds / 3600
     return f"{value:,.0f}" if value >= 100 else f"{value:.2g}" if value < 10 else f"{value:.1f}"
+
+
+def positions_text(positions: float) -> str:
+    """Positions searched, rounded as people read them: 950, 362k, 11M, 1.8G."""
+    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if positions >= scale:
+            value = positions / scale
+            return f"{value:.2g}{suffix}" if value < 10 else f"{value:.0f}{suffix}"
+    return f"{positions:.0f}"
 
 
 def seconds_text(seconds: float) -> str:

@@ -16,6 +16,8 @@ from tuner.cli.main import main
 from tuner.cli.price import first_line
 from tuner.config import parse_config, stored_text
 from tuner.games.policy import UnitSize
+from tuner.games.seeds import training_seeds
+from tuner.space import SearchSpace
 from tuner.store import checkpoint as ckpt
 
 
@@ -86,20 +88,38 @@ def test_durations_read_as_people_read_them():
         "40 s", "12 min", "9 h 56 min", "4.6 days"]
 
 
-@pytest.mark.parametrize("depth, factor", [
-    (0, price.RUN_OVER_START[1]), (1, price.RUN_OVER_START[1]), (2, price.RUN_OVER_START[2]),
-    (3, price.RUN_OVER_START_DEEPER), ("auto:floor=1,cap=2", price.RUN_OVER_START[2]),
-    ("auto:floor=1,cap=3", price.RUN_OVER_START_DEEPER),
+@pytest.mark.parametrize("depth, rough", [
+    (0, 1), (1, 1), (2, 2), (3, 3), ("auto:floor=1,cap=2", 2), ("auto:floor=1,cap=3", 3),
 ])
-def test_a_game_measured_at_the_start_is_priced_at_its_depths_factor(tmp_path, monkeypatch,
-                                                                     depth, factor):
-    """The start's mean CPU time, times the factor of the fixed depth the policy costs about as
-    much as (a board rule: a few layers above its floor, at most its cap)."""
+def test_a_game_measured_at_the_start_is_priced_at_its_depths_factors(tmp_path, monkeypatch,
+                                                                      depth, rough):
+    """The start's mean CPU time, times the positions and busy-core factors of the fixed depth
+    the policy costs about as much as (a board rule: a few layers above its floor, at most its
+    cap; depth 0 as depth 1)."""
+    positions = price.POSITIONS_RUN_OVER_START.get(rough, price.POSITIONS_RUN_OVER_START_DEEPER)
+    busy = price.BUSY_OVER_IDLE.get(rough, price.BUSY_OVER_IDLE_DEEPER)
     config = config_of(tiny(tmp_path, search={"depth": depth}))
-    monkeypatch.setattr(price, "start_game_times", lambda config, budget: [0.25, 0.75])
+    games = [price.StartGame(0.25, 1_000), price.StartGame(0.75, 3_000)]
+    monkeypatch.setattr(price, "start_game_times", lambda config, budget: games)
     measured = price.measured_game_time(config)
-    assert measured.seconds == pytest.approx(0.5 * factor)
-    assert f"0.5 s +/- 50% a game, x{factor:g} for a run's games at this depth" in measured.source
+    assert measured.seconds == pytest.approx(0.5 * positions * busy)
+    assert (f"0.5 s +/- 50% a game (2k positions), x{positions:g} positions for a run's games "
+            f"at this depth, x{busy:g} on busy cores") in measured.source
+
+
+def test_the_start_is_timed_game_by_game_with_the_positions_each_searched(tmp_path):
+    config = config_of(tiny(tmp_path, search={"depth": 1}))
+    games = price.start_game_times(config, 0.0)  # at least one game, whatever the budget
+    assert len(games) == 1 and games[0].seconds > 0
+    space = SearchSpace(config.params)
+    seed = next(iter(training_seeds(config.run.seed, 1, 1)))
+    played = config.player(space.weights(space.initial())).solver().play(seed)
+    assert games[0].positions == played.moves_evaluated > 0
+
+
+def test_positions_read_as_people_read_them():
+    assert [price.positions_text(n) for n in (950, 2_000, 362_241, 11_160_264, 1.8e9)] == [
+        "950", "2k", "362k", "11M", "1.8G"]
 
 
 def test_an_earlier_run_of_the_config_gives_recorded_game_times(tmp_path):
