@@ -43,7 +43,7 @@ import yaml
 from engine.atomic import atomic_write
 from tuner.analysis import price
 from tuner.analysis.report import read_rows
-from tuner.config import load_config, parse_config
+from tuner.config import RunConfig, load_config, parse_config
 from tuner.store import checkpoint as ckpt
 from tuner.store.status import read_status
 
@@ -126,7 +126,7 @@ def timed_start(config, seconds: float) -> dict:
             "positions": round(statistics.fmean(game.positions for game in games))}
 
 
-def stored_config(run_dir: Path):
+def stored_config(run_dir: Path) -> tuple[dict, RunConfig]:
     """The config a run directory holds, as its document and parsed."""
     try:
         document = ckpt.read_stored_config(run_dir)
@@ -136,8 +136,8 @@ def stored_config(run_dir: Path):
         raise SystemExit(2) from None
 
 
-def run_figures(run_dir: Path, start: dict) -> tuple[str, dict]:
-    """A finished run's name and what the data file keeps of it, with its start's timing."""
+def run_figures(run_dir: Path) -> tuple[RunConfig, dict]:
+    """A finished run's config and what the data file keeps of it, its start's timing aside."""
     document, config = stored_config(run_dir)
     try:
         cluster = read_rows(run_dir / ckpt.CLUSTER_FILE, ("cpus", "game_seconds"),
@@ -149,7 +149,7 @@ def run_figures(run_dir: Path, start: dict) -> tuple[str, dict]:
         print(f"bench/price.py: error: {run_dir}: not a run that played: {err}",
               file=sys.stderr)
         raise SystemExit(2) from None
-    held = {
+    return config, {
         "recorded": datetime.date.today().isoformat(),
         "config": document,
         "cpus": int(max(row["cpus"] for row in cluster)),
@@ -159,20 +159,23 @@ def run_figures(run_dir: Path, start: dict) -> tuple[str, dict]:
         "training_games": int(history[-1]["games"]),
         "game_seconds": round(sum(row["game_seconds"] for row in cluster), 1),
         "positions": int(sum(row["positions"] for row in history)),
-        "start_games": start["games"],
-        "start_game_seconds": start["seconds"],
-        "start_positions": start["positions"],
     }
+
+
+def with_start(name: str, held: dict, start: dict) -> dict:
+    """A run's figures with its start's timing, said in one line."""
+    held = {**held, "start_games": start["games"], "start_game_seconds": start["seconds"],
+            "start_positions": start["positions"]}
     for key in ("before", "after"):
         if key in start:
             held[f"start_{key}_seconds"] = start[key]
-    a_game = held["game_seconds"] / held["training_games"]
-    print(f"{config.run.name}: {held['wall_seconds']:,} s in {len(walls)} sittings, "
-          f"{price.seconds_text(a_game)} and "
-          f"{price.positions_text(held['positions'] / held['training_games'])} positions a "
-          f"game; its start {price.seconds_text(start['seconds'])} and "
-          f"{price.positions_text(start['positions'])} over {start['games']} games", flush=True)
-    return config.run.name, held
+    games = held["training_games"]
+    print(f"{name}: {held['wall_seconds']:,} s in {held['sittings']} sittings, "
+          f"{price.seconds_text(held['game_seconds'] / games)} and "
+          f"{price.positions_text(held['positions'] / games)} positions a game; its start "
+          f"{price.seconds_text(start['seconds'])} and {price.positions_text(start['positions'])}"
+          f" over {start['games']} games", flush=True)
+    return held
 
 
 def write_runs(runs: dict, out: Path) -> None:
@@ -185,9 +188,9 @@ def write_runs(runs: dict, out: Path) -> None:
 
 def record(run_dirs: list[Path], out: Path, seconds: float) -> None:
     """Measure each finished run's start here, after it, and write the runs to ``out``."""
-    runs = {}
-    for run_dir in run_dirs:
-        name, runs[name] = run_figures(run_dir, timed_start(stored_config(run_dir)[1], seconds))
+    finished = [run_figures(run_dir) for run_dir in run_dirs]  # every file read first
+    runs = {config.run.name: with_start(config.run.name, held, timed_start(config, seconds))
+            for config, held in finished}
     write_runs(runs, out)
 
 
@@ -236,7 +239,7 @@ def campaign(config_paths: list[Path], where: Path, workers: int | None, out: Pa
                  "seconds": round((before["seconds"] + after["seconds"]) / 2, 6),
                  "positions": longer["positions"], "before": before["seconds"],
                  "after": after["seconds"]}
-        runs.update([run_figures(run_dir, start)])
+        runs[name] = with_start(name, run_figures(run_dir)[1], start)
         write_runs(runs, out)
 
 
