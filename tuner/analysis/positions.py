@@ -5,7 +5,7 @@ build too long for a sitting goes on where it stopped.
 The set's games are its seeds' (``tuner.games.seeds.position_seeds``), held in seed order
 whatever order the workers finish in: the same sampler, seed and games give the same file on any
 number of CPUs, in one sitting or several. The file is written atomically after the first unit,
-then at most every ``WRITE_EVERY_SECONDS`` and at the end or an interrupt; until it holds every
+then at most every 30 seconds (``tuner.periodic``) and at the end or an interrupt; until it holds every
 game it is marked incomplete (``PositionSet.complete``), and building again with the same
 settings adds only the games it lacks. A file built with other settings, or by another tune2048
 version (whose games may differ), is refused before a game is played.
@@ -14,7 +14,6 @@ version (whose games may differ), is refused before a game is played.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable
 
 from engine.echo import echo
@@ -23,8 +22,7 @@ from engine.positions.sampling import LabelledGame, PositionSampler
 from engine.positions.set_file import PositionSet, read_positions, write_positions
 from tuner.games.evaluation import Evaluator, Job, tune2048_version
 from tuner.games.seeds import position_seeds
-
-WRITE_EVERY_SECONDS = 30.0
+from tuner.periodic import PeriodicWrite
 
 
 def _difference(path: str, held, asked) -> tuple[str, object, object]:
@@ -78,21 +76,15 @@ class PositionBuild:
             ) -> PositionSet:
         """Play and label the missing games, writing the file as they come back; the whole set.
         On an interrupt the file holds every game that came back."""
-        written = time.monotonic() - WRITE_EVERY_SECONDS  # the first unit is written at once
-        unwritten = False
+        writes = PeriodicWrite(lambda: write_positions(self.path, self.position_set()))
 
         def keep(_job: int, games: list[LabelledGame]) -> None:
-            nonlocal written, unwritten
             self.held.update((game.seed, game) for game in games)
-            unwritten = True
-            if time.monotonic() - written >= WRITE_EVERY_SECONDS:
-                write_positions(self.path, self.position_set())
-                written, unwritten = time.monotonic(), False
+            writes.changed()
 
         try:
             if self.missing:
                 evaluator.play([Job(0, self.sampler, self.missing)], progress, keep)
         finally:
-            if unwritten:
-                write_positions(self.path, self.position_set())
+            writes.flush()
         return self.position_set()

@@ -231,16 +231,20 @@ def start_game_times(config: RunConfig, budget: float) -> list[StartGame]:
 
 
 def positions_over_start(depth: DepthPolicy) -> float:
-    """The positions a game of a run searches against one at its start, at the depth (or the
-    fixed depth a policy costs about as much as; depth 0 as depth 1)."""
-    return POSITIONS_RUN_OVER_START.get(max(1, rough_depth(depth)),
-                                        POSITIONS_RUN_OVER_START_DEEPER)
+    """The positions a game of a run searches against one at its start, at the depth."""
+    return _at_depth(POSITIONS_RUN_OVER_START, POSITIONS_RUN_OVER_START_DEEPER, depth)
 
 
 def busy_over_idle(depth: DepthPolicy) -> float:
     """A position's CPU time on a machine whose every core plays, against an idle core's, at the
-    depth (as ``positions_over_start`` reads it)."""
-    return BUSY_OVER_IDLE.get(max(1, rough_depth(depth)), BUSY_OVER_IDLE_DEEPER)
+    depth."""
+    return _at_depth(BUSY_OVER_IDLE, BUSY_OVER_IDLE_DEEPER, depth)
+
+
+def _at_depth(factors: dict[int, float], deeper: float, depth: DepthPolicy) -> float:
+    """A factor measured by fixed depth, for ``depth``: a policy as the fixed depth it costs about
+    as much as, depth 0 as depth 1, any depth the table lacks as ``deeper``."""
+    return factors.get(max(1, rough_depth(depth)), deeper)
 
 
 def run_over_start(depth: DepthPolicy) -> float:

@@ -10,10 +10,9 @@ seed, so the games a file holds count for any later comparison that names the sa
 (matched by what decides its games, not by file name or place) with the same tune2048 version,
 whatever its ``--games`` and ``--seed``: a new weights file can be judged against games already
 played by the others. Players the file holds that a comparison does not name are kept as they
-are. The file is rewritten atomically after the first unit of games, then at most every
-``WRITE_EVERY_SECONDS`` (rewriting the whole file for each of thousands of small units costs the
-driver more than the games cost their workers) and on ``flush``; a file of another version's
-games or of anything else is refused before a game is played, and never written. A file git
+are. The file is rewritten atomically as units of games come back, at most every 30 seconds
+(``tuner.periodic``), and on ``flush``; a file of another version's games or of anything else is
+refused before a game is played, and never written. A file git
 tracks is read, and never written (``engine.atomic``): a comparison that would add games to it
 is refused before they are played.
 """
@@ -21,7 +20,6 @@ is refused before they are played.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
@@ -31,11 +29,11 @@ from engine.depth import to_yaml
 from engine.errors import BadInput
 from engine.external.player import EnginePlayer
 from engine.solver import GameResult, PlayerSpec
+from tuner.periodic import PeriodicWrite
 
 MARKER = "tune2048-compare-games"
 VERSION = 1
 GAME_FIELDS = {field.name for field in fields(GameResult)}
-WRITE_EVERY_SECONDS = 30.0
 
 
 def player(spec: PlayerSpec | EnginePlayer) -> dict:
@@ -49,16 +47,15 @@ def player(spec: PlayerSpec | EnginePlayer) -> dict:
 
 class SavedGames:
     """The games of ``specs`` kept in ``path``: those it holds already, and each new unit's
-    written there as it arrives (at most every ``WRITE_EVERY_SECONDS``; ``flush`` writes the
-    rest)."""
+    written there as it arrives (``tuner.periodic``: at most every 30 seconds; ``flush`` writes
+    the rest)."""
 
     def __init__(self, path: str | Path, specs: Sequence[PlayerSpec], version: str):
         self.path = Path(path)
         self.version = version
         self.players: list[dict] = []  # every player the file holds, then those new to it
         self.games: list[dict[int, GameResult]] = []
-        self._written = time.monotonic() - WRITE_EVERY_SECONDS  # the first unit is written at once
-        self._unwritten = False
+        self._writes = PeriodicWrite(self._write)
         check_kind(self.path)  # a committed file may be read; atomic_write refuses to change it
         if self.path.exists():
             self._read()
@@ -102,24 +99,22 @@ class SavedGames:
         return tuple(seed for seed in seeds if seed not in held)
 
     def add(self, player_index: int, results: Sequence[GameResult]) -> None:
-        """Keep these games of the comparison's player ``player_index``; write the file if it
-        was last written ``WRITE_EVERY_SECONDS`` ago or more."""
+        """Keep these games of the comparison's player ``player_index``; write the file if it is
+        due."""
         self.games[self._slots[player_index]].update((game.seed, game) for game in results)
-        self._unwritten = True
-        if time.monotonic() - self._written >= WRITE_EVERY_SECONDS:
-            self.flush()
+        self._writes.changed()
 
     def flush(self) -> None:
         """Write every game kept since the file was last written (none: nothing is written)."""
-        if not self._unwritten:
-            return
+        self._writes.flush()
+
+    def _write(self) -> None:
         document = {
             "format": MARKER, "version": VERSION, "tune2048": self.version,
             "players": self.players,
             "games": [[games[seed].to_dict() for seed in sorted(games)] for games in self.games],
         }
         atomic_write(self.path, json.dumps(document, indent=1) + "\n")
-        self._written, self._unwritten = time.monotonic(), False
 
     def results(self, player_index: int, seeds: Sequence[int]) -> list[GameResult]:
         """The player's games on ``seeds``, in their order (every one must have been played)."""

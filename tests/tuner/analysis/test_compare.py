@@ -267,10 +267,11 @@ def test_the_games_a_save_holds_are_not_played_again(tmp_path, monkeypatch, caps
 
 def test_a_save_is_written_at_once_then_at_most_every_write_interval(tmp_path, monkeypatch):
     from engine.solver import PlayerSpec
+    from tuner import periodic
     from tuner.games import saved_games
 
     clock = [1000.0]
-    monkeypatch.setattr(saved_games.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(periodic.time, "monotonic", lambda: clock[0])
     spec = PlayerSpec("classic", read_weights(WEIGHTS / "classic-reference.yaml").weights, 0)
     solver = Solver(spec.family, spec.weights, depth=0)
     games = [solver.play(seed) for seed in range(6)]
@@ -282,7 +283,7 @@ def test_a_save_is_written_at_once_then_at_most_every_write_interval(tmp_path, m
 
     saved.add(0, games[:2])
     assert written() == 2  # the first unit at once
-    clock[0] += saved_games.WRITE_EVERY_SECONDS - 1
+    clock[0] += periodic.WRITE_EVERY_SECONDS - 1
     saved.add(0, games[2:4])
     assert written() == 2  # not yet: the file would be rewritten for every small unit
     clock[0] += 1
