@@ -65,6 +65,20 @@ def test_the_validity_of_position_objectives_prints_its_figures_and_goes_on_wher
     assert kept == {path.name: path.read_bytes() for path in (tmp_path / "out" / "games").iterdir()}
 
 
+def test_positions_cost_prices_a_set_against_64_games_and_goes_on_where_it_was(tmp_path):
+    args = ["--games", "1", "--policies", "1=2", "2=2", "--every", "20", "--set-size", "1000",
+            "--jobs", "1", "--out", str(tmp_path / "cost.json")]
+    out = bench(tmp_path, "positions_cost.py", *args)
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[3:]}
+    assert sorted(rows) == ["1", "2"]
+    game = json.loads((tmp_path / "cost.json").read_text())["games"]["2=2"]["1"]
+    # at its own policy, the candidate's search of a position is the oracle's: the same count
+    assert game["regret_positions"] == game["agreement_positions"] == game["oracle_positions"]
+    assert game["outcome_fit_positions"] == game["taken"]  # one heuristic call a position
+    assert float(rows["2"][4]) > float(rows["1"][4])  # a depth-2 game evaluates more positions
+    assert bench(tmp_path, "positions_cost.py", *args) == out.split("\n", 1)[1]  # none again
+
+
 def test_engine_protocol_prints_the_ratio_of_the_protocol_to_the_engines_own_loop(tmp_path):
     out = bench(tmp_path, "engine_protocol.py", "--games", "2", "--search", "depth:1",
                 "--repeat", "1")
