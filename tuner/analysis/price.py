@@ -48,17 +48,18 @@ from tuner.store import checkpoint as ckpt
 # game's positions depend only on its weights and its seed, so this factor is the same on every
 # machine: tuning changes how long games last (at depth 1 the first generations' candidates,
 # spread around a start that is already good, play shorter games: 0.83 to 1.04 for the four
-# depth-1 configs; deeper, tuned weights survive longer: 1.25 for strategies-d3's fixed64 run).
-POSITIONS_RUN_OVER_START = {1: 0.90, 2: 1.0}
+# depth-1 configs; 0.97 and 1.09 for classic-d2 and snake-d2; deeper, tuned weights survive
+# longer: 1.25 for strategies-d3's fixed64 run).
+POSITIONS_RUN_OVER_START = {1: 0.90, 2: 1.03}
 POSITIONS_RUN_OVER_START_DEEPER = 1.25
 # Busy: a position's CPU time on a core of a machine whose every core plays games, against one on
 # an idle core (the same runs' CPU-seconds a position over their start's, timed just before and
-# just after each run): 0.92 to 1.30 at depth 1 on 2 cores. Deeper searches keep a transposition
+# just after each run): 0.92 to 1.30 at depth 1 on 2 cores, 1.02 and 0.97 at depth 2 (classic-d2
+# and snake-d2; features-d2 not yet measured so). Deeper searches keep a transposition
 # table, which suffers more from cores sharing caches: fixed64's run took 1.33 times its first
 # generation's idle time a position; runs/classic-d3 (older code, 8 sittings on a shared machine)
 # about 1.87. Deeper is their geometric mean, fitted on the two runs its prices are set beside.
-# Depth 2 until its runs are measured again: the depth-1 figure.
-BUSY_OVER_IDLE = {1: 1.06, 2: 1.06}
+BUSY_OVER_IDLE = {1: 1.06, 2: 1.00}
 BUSY_OVER_IDLE_DEEPER = 1.58
 START_SECONDS = 15.0  # Ray's start and the workers' loading of the engine, once a run
 HERE_START_SECONDS = 1.0  # this process loading the engine, where a small run plays its games
