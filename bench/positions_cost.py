@@ -54,14 +54,14 @@ def main() -> None:
 
     from engine.depth import parse_depth
 
-    pairs = []
-    for entry in args.policies:
-        candidate, _, oracle = entry.partition("=")
+    pairs = args.policies
+    for pair in pairs:  # a bad policy stops here, before any game
+        candidate, _, oracle = pair.partition("=")
         try:
-            parse_depth(candidate), parse_depth(oracle)  # a bad policy stops before any game
+            parse_depth(candidate)
+            parse_depth(oracle)
         except ValueError as err:
-            raise SystemExit(f"positions_cost.py: {entry}: {err}") from None
-        pairs.append(entry)
+            raise SystemExit(f"positions_cost.py: {pair}: {err}") from None
     held = json.loads(args.out.read_text()) if args.out.exists() else {}
     settings = {"weights": args.weights, "every": args.every}
     if held.get("settings", settings) != settings:

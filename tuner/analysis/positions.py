@@ -5,8 +5,8 @@ build too long for a sitting goes on where it stopped.
 The set's games are its seeds' (``tuner.games.seeds.position_seeds``), held in seed order
 whatever order the workers finish in: the same sampler, seed and games give the same file on any
 number of CPUs, in one sitting or several. The file is written atomically after the first unit,
-then at most every 30 seconds (``tuner.periodic``) and at the end or an interrupt; until it holds every
-game it is marked incomplete (``PositionSet.complete``), and building again with the same
+then at most every 30 seconds (``tuner.periodic``) and at the end or an interrupt; until it holds
+every game it is marked incomplete (``PositionSet.complete``), and building again with the same
 settings adds only the games it lacks. A file built with other settings, or by another tune2048
 version (whose games may differ), is refused before a game is played.
 """

@@ -12,9 +12,8 @@ whatever its ``--games`` and ``--seed``: a new weights file can be judged agains
 played by the others. Players the file holds that a comparison does not name are kept as they
 are. The file is rewritten atomically as units of games come back, at most every 30 seconds
 (``tuner.periodic``), and on ``flush``; a file of another version's games or of anything else is
-refused before a game is played, and never written. A file git
-tracks is read, and never written (``engine.atomic``): a comparison that would add games to it
-is refused before they are played.
+refused before a game is played, and never written. A file git tracks is read, and never written
+(``engine.atomic``): a comparison that would add games to it is refused before they are played.
 """
 
 from __future__ import annotations
