@@ -4,8 +4,9 @@ Single process, single thread, a weights file (default: the classic reference we
 1e-4, transposition table on, on 300 fixed mid-game boards (every 25th position from move 100 on,
 of depth-1 games with seeds 1, 2, ... played with those weights), passed over repeatedly for at
 least ``--seconds`` per depth, the median pass reported (this VM's speed varies from moment to
-moment). Also prints the first-call compile time and the cached start time, each measured in a
-fresh subprocess.
+moment); the moves each decision evaluates are counted once, with ``Solver.decide``. Also prints
+the first-call compile time and the cached start time, each measured in a fresh subprocess.
+The engine is reached through its documented API alone (docs/api.md: ``Solver``).
 Run: ``python bench/engine_speed.py [--weights FILE] [--games N]``.
 """
 
@@ -79,27 +80,28 @@ def main() -> None:
     print(f"start (import + first decision): first call, empty cache {cold:.2f} s; "
           f"cached {warm:.2f} s")
 
-    from engine import Solver, kernels
+    from engine import Solver
 
     boards = fixed_boards(args.weights)
     print(f"\n{len(boards)} mid-game boards, {args.weights.name}, cutoff 1e-4, TT on")
     print(f"{'depth':>5} {'decisions/s':>12} {'moves evaluated/s':>18} {'moves/decision':>15}")
     for depth in (1, 2, 3):
         solver = Solver.from_file(args.weights, depth=depth)
-        solver.best_move(boards[0])
-        rates = []  # (decisions/s, moves evaluated/s) of each pass over the boards
+        # a board's search evaluates the same positions every time: counted once, untimed
+        evaluated = sum(solver.decide(board).positions for board in boards)
+        rates = []  # decisions/s of each pass over the boards
         spent = 0.0
         while spent < args.seconds or len(rates) < 3:
-            solver._ws[kernels.WS_MOVES] = 0.0
             started = time.perf_counter()
             for board in boards:
                 solver.best_move(board)
             seconds = time.perf_counter() - started
             spent += seconds
-            rates.append((len(boards) / seconds, solver._ws[kernels.WS_MOVES] / seconds))
-        decisions, evaluated = sorted(rates)[len(rates) // 2]
-        print(f"{depth:>5} {decisions:>12,.0f} {evaluated:>18,.0f} "
-              f"{evaluated / decisions:>15,.0f}")
+            rates.append(len(boards) / seconds)
+        decisions = sorted(rates)[len(rates) // 2]
+        per_decision = evaluated / len(boards)
+        print(f"{depth:>5} {decisions:>12,.0f} {decisions * per_decision:>18,.0f} "
+              f"{per_decision:>15,.0f}")
 
     print(f"\ngames from a fresh start ({args.games} per depth, seeds 1..{args.games})")
     print(f"{'depth':>5} {'games/s':>9} {'mean score':>11} {'moves/s':>9}")

@@ -2,8 +2,8 @@
 
 nneonneo/2048-ai, the widely used C++ expectimax engine of the same design, searches
 ``max(3, distinct tiles - 2)`` chance layers a move: our ``depth: auto``. This builds its source
-(a checkout given with ``--source``; it is never shipped here) as it is (``bench/nneonneo.py``),
-loads it with ctypes, and times one decision of each engine, alternately, on the
+(a checkout given with ``--source``; it is never shipped here) as it is, loads it with ctypes,
+and times one decision of each engine, alternately, on the
 same positions: boards from depth-1 games of the classic reference weights (its own constants),
 spread over the game by their number of distinct tiles. Both run one thread, cutoff 1e-4. Per
 group of positions it prints decisions per second of each, our speed over its own, and how often
@@ -12,7 +12,8 @@ root move and reuses deeper results, its arithmetic is float32). It also prints 
 per second at the other policies on the same positions, and writes every figure and position
 to ``--out`` (JSON).
 
-Without a compiler or a source it says so and exits 0: it never runs in CI.
+Without a compiler or a source it says so and exits 0: it never runs in CI. Our engine is
+reached through its documented API alone (docs/api.md: ``Solver``).
 
 Run: ``python bench/nneonneo_speed.py --source PATH/TO/2048-ai`` (a checkout:
 ``git clone https://github.com/nneonneo/2048-ai``), ``--per-group N`` positions per group.
@@ -21,14 +22,18 @@ Run: ``python bench/nneonneo_speed.py --source PATH/TO/2048-ai`` (a checkout:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
+import hashlib
 import json
+import os
+import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
-
-from nneonneo import build, load, quiet_stdout, source_digest
 
 from engine.atomic import atomic_write
 
@@ -36,12 +41,72 @@ ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "engine" / "baselines" / "classic-reference.yaml"
 GROUPS = ((3, 6), (7, 8), (9, 9), (10, 10))  # distinct tiles: depth 3-4, 5-6, 7 and 8
 OUR_POLICIES = ("auto", "auto:cap=5", "3", "4", "nodes:200000", "nodes:2000000")
+SOURCE_FILES = ("2048.cpp", "2048.h", "config.h", "platdefs.h")  # what its build reads
+
+
+def distinct_tiles(board: int) -> int:
+    """The distinct tiles on a 64-bit board (docs/rules.md: a rank in each 4-bit cell)."""
+    return len({(board >> (4 * cell)) & 0xF for cell in range(16)} - {0})
+
+
+def source_digest(source: Path) -> str:
+    """A SHA-256 of the files a build reads from the checkout ``source``: two checkouts with the
+    same digest build the same engine, wherever they lie."""
+    digest = hashlib.sha256()
+    for name in SOURCE_FILES:
+        path = source / name
+        digest.update(f"{name}\0".encode())
+        digest.update(path.read_bytes() if path.is_file() else b"(none)")
+        digest.update(b"\0")
+    return f"sha256:{digest.hexdigest()}"
+
+
+def build(source: Path, into: Path) -> Path | str:
+    """Its shared library, built from the checkout ``source`` in ``into``; or why it cannot
+    be."""
+    compiler = shutil.which("g++") or shutil.which("c++")
+    if compiler is None:
+        return "no C++ compiler (g++ or c++) on PATH"
+    if not (source / "2048.cpp").is_file():
+        return f"{source}: not a checkout of nneonneo/2048-ai (no 2048.cpp)"
+    into.mkdir(parents=True, exist_ok=True)
+    for name in SOURCE_FILES:
+        if (source / name).is_file():
+            shutil.copy(source / name, into / name)
+    library = into / "nneonneo2048.so"
+    done = subprocess.run([compiler, "-O3", "-std=c++11", "-fPIC", "-shared", "-o", str(library),
+                           str(into / "2048.cpp")], capture_output=True, text=True, check=False)
+    if done.returncode:
+        return f"the build failed: {done.stderr.strip().splitlines()[-1:]}"
+    return library
+
+
+def load(library: Path) -> ctypes.CDLL:
+    """The built library, its tables initialised: ``find_best_move(board)`` is ready."""
+    engine = ctypes.CDLL(str(library))
+    engine.find_best_move.argtypes = [ctypes.c_uint64]
+    engine.find_best_move.restype = ctypes.c_int
+    engine.init_tables()
+    return engine
+
+
+@contextlib.contextmanager
+def quiet_stdout():
+    """Its engine prints every move it scores: sent to /dev/null while it decides."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    with open(os.devnull, "wb") as null:
+        os.dup2(null.fileno(), 1)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def positions(per_group: int) -> list[tuple[int, int]]:
     """(board, distinct tiles): ``per_group`` boards of each group, from depth-1 games."""
     from engine import Solver
-    from engine.board import distinct_tiles
 
     solver = Solver.from_file(REFERENCE, depth=1)
     wanted = {group: [] for group in GROUPS}

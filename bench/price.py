@@ -24,11 +24,16 @@ Run: ``python bench/price.py`` (a minute; ``--runs classic-d3`` prices some runs
 into ``--dir`` (run it again to go on) and writes them to ``--data``; ``--record RUN_DIR ...``
 times finished runs' starts now instead. ``--repeat N`` times each measured run's start N times
 now and prices it with each: how far the machine's own speed moves an estimate.
+
+What it fits is ``tuner.analysis.price``, the module ``--dry-run`` prices with; the rest of
+tune2048 it reaches through documented seams: ``load_config`` and ``parse_config``, the ``tune``
+command (``run``, ``resume``, ``status``), and a run directory's files (docs/cli.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import datetime
 import json
 import os
@@ -42,10 +47,7 @@ import yaml
 
 from engine.atomic import atomic_write
 from tuner.analysis import price
-from tuner.analysis.report import read_rows
 from tuner.config import RunConfig, load_config, parse_config
-from tuner.store import checkpoint as ckpt
-from tuner.store.status import read_status
 
 ROOT = Path(__file__).resolve().parents[1]
 # (run directory, wall seconds, CPUs, sittings), as runs/RESULTS.md's campaign table gives them
@@ -100,7 +102,7 @@ def sittings(run_dir: Path, name: str) -> list[float]:
     ``status.json``'s start to its last update. Work a sitting lost when it was cut
     (a generation it had not finished) is not counted: it is no part of what the config costs."""
     walls, first, last = [], None, None
-    for line in (run_dir / ckpt.LOG_FILE).read_text(encoding="utf-8").splitlines():
+    for line in (run_dir / "run.log").read_text(encoding="utf-8").splitlines():
         try:
             stamp = datetime.datetime.strptime(line[:23], LOG_TIME).timestamp()
         except ValueError:
@@ -113,7 +115,7 @@ def sittings(run_dir: Path, name: str) -> list[float]:
     if first is not None:
         walls.append(last - first)
     if not walls:  # a log with no line (older code wrote none under --quiet): one sitting
-        status = json.loads((run_dir / ckpt.STATUS_FILE).read_text(encoding="utf-8"))
+        status = json.loads((run_dir / "status.json").read_text(encoding="utf-8"))
         walls.append(status["updated"] - status["started"])
     return walls
 
@@ -127,25 +129,38 @@ def timed_start(config, seconds: float) -> dict:
 
 
 def stored_config(run_dir: Path) -> tuple[dict, RunConfig]:
-    """The config a run directory holds, as its document and parsed."""
+    """The config a run directory holds (its ``config.yaml``), as its document and parsed."""
+    if not (run_dir / "config.yaml").is_file():
+        print(f"bench/price.py: error: {run_dir}: not a run: it holds no config.yaml",
+              file=sys.stderr)
+        raise SystemExit(2)
     try:
-        document = ckpt.read_stored_config(run_dir)
-        return document, parse_config(document, str(run_dir / ckpt.CONFIG_FILE))
-    except (ValueError, OSError) as err:  # CheckpointError is a ValueError
+        config = load_config(run_dir / "config.yaml")
+    except ValueError as err:  # ConfigError: one line naming the file
         print(f"bench/price.py: error: {run_dir}: not a run: {err}", file=sys.stderr)
         raise SystemExit(2) from None
+    return config.resolved(), config
+
+
+def read_rows(path: Path, columns: tuple[str, ...]) -> list[dict[str, float]]:
+    """A run's CSV file (``history.csv``, ``cluster.csv``): ``columns`` of every row, as
+    numbers; ``ValueError`` for a file without them or without rows."""
+    with path.open(encoding="utf-8", newline="") as file:
+        rows = [{column: float(row[column]) for column in columns}
+                for row in csv.DictReader(file)]
+    if not rows:
+        raise ValueError(f"{path.name}: no generation")
+    return rows
 
 
 def run_figures(run_dir: Path) -> tuple[RunConfig, dict]:
     """A finished run's config and what the data file keeps of it, its start's timing aside."""
     document, config = stored_config(run_dir)
     try:
-        cluster = read_rows(run_dir / ckpt.CLUSTER_FILE, ("cpus", "game_seconds"),
-                            required=True)
-        history = read_rows(run_dir / ckpt.HISTORY_FILE, ("games", "positions"),
-                            required=True)
+        cluster = read_rows(run_dir / "cluster.csv", ("cpus", "game_seconds"))
+        history = read_rows(run_dir / "history.csv", ("games", "positions"))
         walls = sittings(run_dir, config.run.name)
-    except (ValueError, OSError, KeyError) as err:  # CheckpointError is a ValueError
+    except (ValueError, OSError, KeyError, TypeError) as err:
         print(f"bench/price.py: error: {run_dir}: not a run that played: {err}",
               file=sys.stderr)
         raise SystemExit(2) from None
@@ -214,8 +229,7 @@ def campaign(config_paths: list[Path], where: Path, workers: int | None, out: Pa
             timing["before"] = timed_start(config, seconds)
             atomic_write(timing_file, json.dumps(timing) + "\n")
         run_dir = where / name
-        held = read_status(run_dir)
-        if held is None or held[0].state != "done":
+        if not finished(run_dir):
             if run_dir.exists():
                 command = ["resume", str(run_dir)]
             else:
@@ -241,6 +255,15 @@ def campaign(config_paths: list[Path], where: Path, workers: int | None, out: Pa
                  "after": after["seconds"]}
         runs[name] = with_start(name, run_figures(run_dir)[1], start)
         write_runs(runs, out)
+
+
+def finished(run_dir: Path) -> bool:
+    """Whether ``tune status`` says the run at ``run_dir`` is done."""
+    if not run_dir.exists():
+        return False
+    said = subprocess.run([sys.executable, "-m", "tuner", "status", str(run_dir)],
+                          capture_output=True, text=True, check=False)
+    return said.returncode == 3 and said.stdout.startswith(f"{run_dir}: done")
 
 
 def measured_rows(data: Path, names: list[str] | None) -> list[tuple]:

@@ -21,11 +21,18 @@ Run: ``python bench/record_game_times.py`` (a few minutes; writes bench/data/gam
 --games-only --out bench/data/game_times_c_engine.json`` records the C example engine's games
 through the engine protocol (build it first, as examples/engines/c-engine-d2.yaml says) into a
 file of their own, beside the Ray costs of game_times.json, for ``bench/cluster_scale.py --data``.
+``--games N`` plays N games a candidate instead of the sizes below.
+
+Documented seams only (docs/architecture.md, docs/extending.md): ``load_config``, a
+``TuningRun`` started on a ``MemoryStore``, its strategy's ``ask`` and search space, the
+generation's seeds (``tuner.games.seeds``), the in-process ``SerialEvaluator`` playing ``Job``s,
+``PlayerSpec`` and ``EnginePlayer``, and Ray started by ``evaluator_for`` as ``tune`` starts it.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import json
 import os
@@ -37,6 +44,7 @@ from pathlib import Path
 from engine.atomic import atomic_write
 from engine.external.player import EnginePlayer, play_games
 from engine.solver import PlayerSpec
+from tuner.cluster.ray_evaluator import evaluator_for
 from tuner.config import load_config
 from tuner.games.evaluation import Job, SerialEvaluator
 from tuner.games.seeds import training_seeds
@@ -99,10 +107,9 @@ def _nothing(candidate, spec, seeds, version) -> None:
 
 def record_ray(cpus: int, tasks: int) -> dict:
     """Ray's own costs on an embedded Ray of ``cpus`` CPUs, with a task that does nothing."""
-    from tuner.cluster.ray_session import RaySession
-
-    session = RaySession(workers=cpus)  # as `tune` starts it
-    ray = session.ray
+    config = load_config(config_path(DEFAULT_CONFIGS[0]))
+    evaluator = evaluator_for(dataclasses.replace(config.ray, workers=cpus), [config.family])
+    ray = evaluator.ray  # started as `tune` starts it
     try:
         nothing = ray.remote(num_cpus=1)(_nothing)
         spec = PlayerSpec("classic", {"monotonicity_weight": 47.0, "merges_weight": 700.0},
@@ -129,7 +136,7 @@ def record_ray(cpus: int, tasks: int) -> dict:
             "driver_busiest_thread_s": busiest / tasks,
         }
     finally:
-        session.close()
+        evaluator.close()
 
 
 def thread_seconds() -> dict[str, float]:
@@ -149,6 +156,7 @@ def thread_seconds() -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--configs", nargs="+", default=list(DEFAULT_CONFIGS))
+    parser.add_argument("--games", type=int, help="games a candidate (default: by config)")
     parser.add_argument("--ray-cpus", type=int, default=2)
     parser.add_argument("--tasks", type=int, default=5000)
     parser.add_argument("--out", default=str(DATA))
@@ -165,13 +173,14 @@ def main() -> None:
     elif args.games_only:  # into a new file: the shipped one is committed, never rewritten
         record = json.loads(DATA.read_text(encoding="utf-8"))
         record["recorded"] = datetime.date.today().isoformat()
-        record["configs"] = {name: record_config(name, GAMES.get(name, 32))
+        record["configs"] = {name: record_config(name, args.games or GAMES.get(name, 32))
                              for name in args.configs}
     else:
         record = {
             "recorded": datetime.date.today().isoformat(),
             "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs",
-            "configs": {name: record_config(name, GAMES.get(name, 32)) for name in args.configs},
+            "configs": {name: record_config(name, args.games or GAMES.get(name, 32))
+                        for name in args.configs},
             "ray": record_ray(args.ray_cpus, args.tasks),
         }
     print(json.dumps(record["ray"], indent=1))

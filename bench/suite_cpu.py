@@ -9,7 +9,8 @@ process it descends from when it was first seen (a Ray daemon to the test that s
 killed worker's replacement to the test that killed it). A test process's own CPU time is
 measured by the test process itself, test by test. Processes that live less than a tenth of a
 second may be missed, and a process first seen before any test (a shared cluster started by a
-module's fixture counts for the test that needed it first). Linux only (/proc).
+module's fixture counts for the test that needed it first). Linux only (/proc). It reaches
+tune2048 through nothing but pytest's command line.
 
 Run: ``python bench/suite_cpu.py [--top N] [-- PYTEST ARGUMENTS]``. Loaded by pytest as a plugin
 (``-p suite_cpu``) it records each test of its process.
@@ -31,8 +32,6 @@ from pathlib import Path
 from typing import Self
 
 import pytest
-
-from engine.stats import counted
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDS_VAR = "SUITE_CPU_RECORDS"  # the folder where each test process writes its tests
@@ -186,7 +185,8 @@ def report(processes: dict, tests: list[dict], wall: float, top: int) -> str:
     for counter in by_kind.values():
         kinds.update(counter)
     total = sum(by_test.values()) + uncharged
-    lines = [(f"{counted(len(tests), 'test')} in {wall:,.0f} s of wall time; "
+    tests_run = f"{len(tests):,} test" + ("" if len(tests) == 1 else "s")
+    lines = [(f"{tests_run} in {wall:,.0f} s of wall time; "
               f"{total:,.0f} CPU-seconds ({total / wall if wall else 0:.2f} cores busy on average), "
               f"{uncharged:,.0f} of them in processes no test started"), "",
              "CPU-seconds by kind of process:"]

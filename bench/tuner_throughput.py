@@ -12,12 +12,17 @@ again a warm-up that loads the compiled engine in every worker. Printed per work
 
 Run: ``python bench/tuner_throughput.py --workers 1 2``, and with adaptive games (the races'
 rounds are barriers too, with fewer units each): ``... --adaptive 64 512``.
+
+Documented seams only (docs/architecture.md, docs/extending.md): ``parse_config``,
+``TuningRun.start`` and ``step``, ``evaluator_for``, the in-process ``SerialEvaluator`` and the
+``Schedule`` it runs, ``DISPATCHES``; the pool plays with ``PlayerSpec.solver()``.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import multiprocessing
 import os
 import tempfile
@@ -27,7 +32,7 @@ from pathlib import Path
 
 from tuner.cluster.ray_evaluator import evaluator_for
 from tuner.config import parse_config
-from tuner.games.evaluation import SerialEvaluator, play_unit, tune2048_version
+from tuner.games.evaluation import SerialEvaluator
 from tuner.games.policy import DISPATCHES
 from tuner.loop.run import TuningRun
 
@@ -74,8 +79,7 @@ class RecordingEvaluator(SerialEvaluator):
 
     def run(self, jobs, schedule, progress=None):
         def keep(units):
-            self.rounds.append([(jobs[u.job].candidate, jobs[u.job].spec, u.seeds,
-                                 tune2048_version()) for u in units])
+            self.rounds.append([(jobs[u.job].spec, u.seeds) for u in units])
 
         return super().run(jobs, _Recorded(schedule, keep), progress)
 
@@ -96,8 +100,16 @@ class _Recorded:
         return units
 
 
-def _play(unit: tuple) -> int:
-    return len(play_unit(*unit))
+@functools.cache
+def player(spec):
+    """A pool process's player for ``spec``, built once, as a worker keeps it."""
+    return spec.solver()
+
+
+def play(unit: tuple) -> int:
+    """The unit's games, played in this pool process; how many."""
+    spec, seeds = unit
+    return len([player(spec).play(seed) for seed in seeds])
 
 
 def pool_rate(rounds: list[list[tuple]], warm_up: int, workers: int) -> float:
@@ -106,9 +118,9 @@ def pool_rate(rounds: list[list[tuple]], warm_up: int, workers: int) -> float:
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(workers, context) as pool:
         for units in rounds[:warm_up]:
-            list(pool.map(_play, units))
+            list(pool.map(play, units))
         started = time.perf_counter()
-        games = sum(sum(pool.map(_play, units)) for units in rounds[warm_up:])
+        games = sum(sum(pool.map(play, units)) for units in rounds[warm_up:])
         return games / (time.perf_counter() - started)
 
 

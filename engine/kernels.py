@@ -624,23 +624,6 @@ def decide(board, kind, a, b, c, ws, out, scratch, terms):
     return best
 
 
-@njit(cache=True)
-def decide_boards(boards, kind, a, b, c, ws, terms, moves):
-    """``decide`` on each of ``boards`` in turn: ``moves[i]`` is the move chosen on board i (-1
-    where none is legal). What scoring a candidate on a set of positions costs per position."""
-    values = np.zeros(4)
-    scratch = np.zeros(4)
-    for i in range(boards.shape[0]):
-        moves[i] = decide(boards[i], kind, a, b, c, ws, values, scratch, terms)
-
-
-@njit(cache=True)
-def leaf_values(boards, ws, terms, out):
-    """``out[i]``: the leaf value (the heuristic, floored) of board i."""
-    for i in range(boards.shape[0]):
-        out[i] = leaf_value(boards[i], ws, terms)
-
-
 @njit(cache=True, inline="always")
 def splitmix64(state):
     """One step of SplitMix64: returns (new state, 64-bit output)."""

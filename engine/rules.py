@@ -15,9 +15,9 @@ import numpy as np
 from engine import kernels
 from engine.board import Board, check_board
 
-# What files of positions and labels (engine.positions) record of the rules they hold facts of:
-# changed only with the rules themselves (docs/rules.md), so that such a file is refused where
-# its facts no longer hold.
+# What a file of games (tune compare --save) records of the rules its games were played by:
+# changed only with the rules themselves (docs/rules.md), so that games of other rules are never
+# counted with these.
 RULES = "2048 4x4, 32768 ceiling, spawns 2:0.9 4:0.1 from SplitMix64 (tune2048 rules 1)"
 
 

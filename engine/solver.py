@@ -7,7 +7,6 @@ from the seed's own SplitMix64 stream.
 
 from __future__ import annotations
 
-import functools
 import os
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -188,24 +187,6 @@ class Solver:
             self._kernels.heuristic_value(np.uint64(as_board(board)), self._ws, self._terms)
         )
 
-    def decide_many(self, boards: np.ndarray) -> tuple[np.ndarray, int]:
-        """The move chosen on each board (uint64 array; -1 where none is legal) and the
-        positions the searches evaluated: ``best_move`` over many boards in compiled code."""
-        boards = np.ascontiguousarray(boards, dtype=np.uint64)
-        moves = np.empty(len(boards), dtype=np.int64)
-        before = self._ws[kernels.WS_MOVES]
-        batch_kernels(numba.typeof(self._ws), numba.typeof(self._terms)).decide_boards(
-            boards, *self._policy, self._ws, self._terms, moves)
-        return moves, int(self._ws[kernels.WS_MOVES] - before)
-
-    def evaluate_many(self, boards: np.ndarray) -> np.ndarray:
-        """``evaluate`` of each board (uint64 array), in compiled code."""
-        boards = np.ascontiguousarray(boards, dtype=np.uint64)
-        out = np.empty(len(boards))
-        batch_kernels(numba.typeof(self._ws), numba.typeof(self._terms)).leaf_values(
-            boards, self._ws, self._terms, out)
-        return out
-
     def play(
         self,
         seed: int,
@@ -291,29 +272,6 @@ def compiled_kernels(workspace_type, terms_type) -> _Kernels:
             play_game=kernels.play_game.compile(
                 (u64, i64, i64, i64, i64, f64_array, i64, terms_type)),
             heuristic_value=kernels.heuristic_value.compile((u64, f64_array, terms_type)),
-        )
-
-
-@dataclass(frozen=True)
-class _BatchKernels:
-    """The kernels that score many boards at once, for one heuristic shape: compiled on first
-    use, so that playing games never waits for them."""
-
-    decide_boards: Callable
-    leaf_values: Callable
-
-
-@functools.cache
-def batch_kernels(workspace_type, terms_type) -> _BatchKernels:
-    """The batch kernels for one heuristic shape (numba's cache, or compiled), Ctrl-C held."""
-    i64, f64_array = numba.types.int64, workspace_type
-    boards, moves = numba.types.uint64[::1], numba.types.int64[::1]
-    with deferred_interrupts():
-        return _BatchKernels(
-            decide_boards=kernels.decide_boards.compile(
-                (boards, i64, i64, i64, i64, f64_array, terms_type, moves)),
-            leaf_values=kernels.leaf_values.compile(
-                (boards, f64_array, terms_type, numba.types.float64[::1])),
         )
 
 

@@ -1,5 +1,5 @@
-"""The golden runs: every shipped config (and one variant per strategy, one that re-evaluates its
-best), capped to a few generations, run in this process at its own seed. They were written
+"""The golden runs: every shipped config (and one variant per strategy), capped to a few
+generations, run in this process at its own seed. They were written
 before the tuner's redesign; ``tests/tuner/loop/test_golden.py`` replays each and compares
 ``history.csv``, ``validation.csv`` and ``best.yaml`` byte for byte.
 
@@ -35,8 +35,6 @@ RACE = {"min": 4, "max": 12, "batch": 4}
 STRATEGY_VARIANTS = {  # each strategy once, from classic.yaml's start
     "racing": {"name": "racing"},
     "population": {"name": "population", "factor": 2},
-    "uh-cma-es": {"name": "uh-cma-es", "min_games": 4, "max_games": 16},
-    "lra-cma-es": {"name": "lra-cma-es"},
 }
 
 
@@ -47,7 +45,6 @@ def capped(raw: dict) -> dict:
         config.setdefault(section, {})[key] = value
     evaluation = config.setdefault("evaluation", {})
     evaluation["games"] = RACE if isinstance(evaluation.get("games"), dict) else 6
-    evaluation["reevaluate_best"] = min(evaluation.get("reevaluate_best", 0) or 0, 1)
     search = config.setdefault("search", {})
     depth = search.get("depth", 1)
     search["depth"] = min(depth, 1) if isinstance(depth, int) else {"nodes": 2000}
@@ -74,10 +71,6 @@ def golden_configs() -> dict[str, dict]:
             variant["evaluation"]["games"] = RACE
         variant["run"]["name"] = f"classic-{name}"
         configs[f"strategy-{name}"] = variant
-    reevaluated = capped(classic)  # no shipped config re-evaluates its best
-    reevaluated["evaluation"]["reevaluate_best"] = 2
-    reevaluated["run"]["name"] = "classic-reevaluated"
-    configs["classic-reevaluated"] = reevaluated
     return configs
 
 

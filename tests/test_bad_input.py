@@ -34,7 +34,7 @@ QUICK = REPO_ROOT / "configs" / "quick.yaml"
 CASES: list[dict[str, Any]] = yaml.safe_load(
     (CORPUS / "cases.yaml").read_text(encoding="utf-8")
 )["cases"]
-KINDS = ("config", "weights", "checkpoint", "board", "report", "positions", "args")
+KINDS = ("config", "weights", "checkpoint", "board", "report", "args")
 DIRECTORY_KINDS = ("checkpoint", "report")
 NOT_CASES = {"cases.yaml", "make_checkpoints.py", "__pycache__"}
 # What {weights} and {config} stand for in an args case: good files, copied into the work folder.
@@ -85,8 +85,6 @@ def case_args(case: dict[str, Any], work: Path) -> list[str]:
         return ["--config", case["file"]]
     if kind == "weights":
         return ["play", "--weights", case["file"], "--games", "1", "--depth", "0"]
-    if kind == "positions":
-        return ["positions", "show", case["file"]]
     args = []
     for arg in case["args"]:
         if arg in GOOD_FILES:

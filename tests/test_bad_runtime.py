@@ -693,17 +693,11 @@ def test_a_stop_asked_while_a_job_starts_stops_it_after_its_next_generation(
     ({"ray__connect_timeout": 0}, "ray.connect_timeout: expected a number > 0.0"),
     ({"params__merges_weight": {"init": 1, "low": 5e-324, "high": 1.7e308, "scale": "log"}},
      "params.merges_weight.high"),
-    # checked on the values a run resolves: auto's least population, a strategy's settings
-    # against the population, the race's interval as it is computed
+    # checked on the values a run resolves: auto's least population, the race's interval as
+    # it is computed
     ({"cmaes__popsize": "auto", "cmaes__restarts": 10, "evaluation__games": 100_000},
      ("cmaes.popsize: a generation would hold 716,800,000 game results at once (popsize auto, "
       "at least pycma's default of 7, doubled by 10 restarts")),
-    ({"strategy__name": "uh-cma-es", "strategy__reevaluate": 50},
-     "strategy.reevaluate: 50 is more than the 6 candidates of a generation: at most 6"),
-    ({"strategy__name": "uh-cma-es", "strategy__reevaluate": 8, "cmaes__popsize": "auto"},
-     "strategy.reevaluate: 8 is more than the 7 candidates"),
-    ({"strategy__name": "lra-cma-es", "cmaes__popsize": 3},
-     "cmaes.popsize: lra-cma-es needs at least 4 candidates a generation (two parents), got 3"),
     ({"evaluation__games": {"min": 2, "max": 8, "confidence": 0.9999999999999999}},
      "evaluation.games.confidence: 0.9999999999999999 is too close to 1"),
 ])

@@ -39,6 +39,9 @@ from engine import yaml_text
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DOCS = [REPO_ROOT / "README.md", *sorted((REPO_ROOT / "docs").glob("*.md"))]
+# The results page and the studies' write-ups: markers, links and anchors checked as the docs'
+WRITE_UPS = [REPO_ROOT / "runs" / "RESULTS.md",
+             *sorted((REPO_ROOT / "docs" / "studies").glob("*.md"))]
 BIN = Path(sys.executable).parent  # the environment tune2048 is installed in: its tune, python
 COMMAND_TIMEOUT = 300  # seconds; the slowest documented command takes a few
 EXIT_CODE = re.compile(r"exit (\d+)")
@@ -50,7 +53,6 @@ CAPS = {
     ("cmaes", "popsize"): 4,
     ("cmaes", "restarts"): 0,
     ("evaluation", "games"): 8,
-    ("evaluation", "reevaluate_best"): 0,
     ("validation", "games"): 8,
     ("validation", "top_k"): 1,
     ("validation", "every"): 0,
@@ -315,7 +317,7 @@ def play(blocks: list[Block], root: Path) -> tuple[list[str], list[str]]:
 
 
 def all_blocks() -> list[Block]:
-    return [block for doc in DOCS for block in read_blocks(doc)[0]]
+    return [block for doc in [*DOCS, *WRITE_UPS] for block in read_blocks(doc)[0]]
 
 
 # ---- the convention holds for every page (fast) ---------------------------------------------------
@@ -324,7 +326,7 @@ def all_blocks() -> list[Block]:
 def test_every_block_carries_a_valid_marker():
     blocks = all_blocks()
     assert len(blocks) >= 20 and {b.doc.name for b in blocks} >= {"README.md", "families.md"}
-    orphans = [where for doc in DOCS for where in read_blocks(doc)[1]]
+    orphans = [where for doc in [*DOCS, *WRITE_UPS] for where in read_blocks(doc)[1]]
     problems = marker_problems(blocks) + [f"{where}: a marker before no block"
                                           for where in orphans]
     assert not problems, "\n".join(problems)
@@ -345,7 +347,7 @@ def test_the_readme_links_every_docs_page_and_every_link_resolves():
     for page in DOCS[1:]:
         assert f"(docs/{page.name})" in readme, f"README.md does not link docs/{page.name}"
     broken = []
-    for doc in DOCS:
+    for doc in [*DOCS, *WRITE_UPS]:
         for target in re.findall(r"\]\(([^)\s]+)\)", doc.read_text(encoding="utf-8")):
             path = target.split("#", 1)[0]
             if path and "://" not in path and not (doc.parent / path).exists():
@@ -359,7 +361,7 @@ def test_anchors_within_the_docs_resolve():
         return {re.sub(r"[^\w\- ]", "", h.lower()).strip().replace(" ", "-") for h in headings}
 
     broken = []
-    for doc in DOCS:
+    for doc in [*DOCS, *WRITE_UPS]:
         for path, anchor in re.findall(r"\]\(([^)\s#]*)#([^)\s]+)\)",
                                        doc.read_text(encoding="utf-8")):
             target = doc if not path else (doc.parent / path).resolve()
@@ -521,3 +523,34 @@ def test_the_commands_in_the_shipped_configs_comments_work(tmp_path):
     print("\n".join(timings))
     assert fingerprint(root / "runs") == shipped, "a config's command wrote into runs/"
     assert not failures, "\n\n".join(failures)
+
+
+# ---- docs/cli.md's recipe for nneonneo/2048-ai ---------------------------------------------------
+
+# The lines of nneonneo/2048-ai's 2048.cpp (its commit 41e298f) that the recipe changes
+NNEONNEO_LINES = """#include "2048.h"
+static const float SCORE_LOST_PENALTY = 200000.0f;
+static const float SCORE_MONOTONICITY_POWER = 4.0f;
+static const float SCORE_MONOTONICITY_WEIGHT = 47.0f;
+static const float SCORE_SUM_POWER = 3.5f;
+static const float SCORE_SUM_WEIGHT = 11.0f;
+static const float SCORE_MERGES_WEIGHT = 700.0f;
+static const float SCORE_EMPTY_WEIGHT = 270.0f;
+
+void init_tables() {}
+    state.depth_limit = std::max(3, count_distinct_tiles(board) - 2);
+"""
+
+
+def test_the_sed_lines_for_nneonneo_make_the_source_they_describe(tmp_path):
+    """docs/cli.md tells users to drop an export into nneonneo/2048-ai with sed, and to fix its
+    depth with another: run them on its lines."""
+    docs = (REPO_ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    drop_in = next(line for line in docs.splitlines() if line.startswith("sed -i -e"))
+    fixed_depth = next(part for part in docs.split("`") if part.startswith("sed -i 's/std::max"))
+    source = tmp_path / "2048.cpp"
+    source.write_text(NNEONNEO_LINES)
+    for command in (drop_in, fixed_depth):
+        subprocess.run(["bash", "-c", command], cwd=tmp_path, check=True)
+    assert source.read_text() == ('#include "2048.h"\n#include "tuned.h"\n\n'
+                                  "void init_tables() {}\n    state.depth_limit = 3;\n")

@@ -7,6 +7,7 @@ entry; so nothing is downloaded, and nothing of this checkout is importable ther
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,8 @@ import venv
 from pathlib import Path
 
 import pytest
+
+from tuner.installed import digest_of, version
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 NOT_SOURCES = (".git", ".venv", "build", "*.egg-info", "__pycache__", ".*_cache", "runs", "outputs",
@@ -70,6 +73,13 @@ def test_the_wheel_holds_the_package_and_its_baselines_play_by_name_after_a_plai
     assert played.returncode == 0, played.stderr
     assert "mean score" in played.stdout
     assert not list(work.iterdir())  # playing wrote nothing where it ran
+    # A node with the wheel runs this checkout's code, as its Ray guard sees it (tuner.installed)
+    code = run(bin_dir / "python", "-c", "from tuner import installed; c = installed.code(); "
+               "print(c.version, c.digest, c.install, sep='\\n')", cwd=work)
+    [wheel] = (bin_dir.parents[1] / "dist").glob("tune2048-*.whl")
+    assert code.stdout.splitlines() == [
+        version(), digest_of([REPO_ROOT / "engine", REPO_ROOT / "tuner"]),
+        shlex.join(["pip", "install", str(wheel)])], code.stderr
 
 
 def test_every_bound_is_one_ci_tests_and_ray_is_held_to_the_versions_tested():

@@ -327,9 +327,9 @@ def test_saved_games_read_back(tmp_path, depth):
     games = [GameResult(seed, 2**40, 2**17, 10**9, 5e-324, 2**62, 2**64 - 1)
              for seed in (0, 2**32 - 1)]
     path = tmp_path / "games.json"
-    SavedGames(path, [spec], "1.0").add(0, games)
+    SavedGames(path, [spec]).add(0, games)
 
-    again = SavedGames(path, [spec], "1.0")
+    again = SavedGames(path, [spec])
     assert again.missing(0, [0, 2**32 - 1]) == ()
     assert same(again.results(0, [0, 2**32 - 1]), games)
 

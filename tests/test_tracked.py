@@ -22,7 +22,6 @@ from pathlib import Path
 import pytest
 from conftest import EXIT_RAY_GUARD, REPO_ROOT, run_tune
 
-from engine.positions.set_file import read_positions, write_positions
 from tuner.cli.main import build_parser, parse
 from tuner.cli.options import command_with
 
@@ -32,7 +31,6 @@ GIT_ENV = {"GIT_AUTHOR_NAME": "tune2048 tests", "GIT_AUTHOR_EMAIL": "tests@examp
            "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"}
 CAMPAIGN = "run-0.1.0"  # tests/data's run with a checkpoint; its config names ./run-0.1.0
 TABLES = "runs/classic-d1-tables"  # a tables export, committed
-UNFINISHED_SET = "sets/unfinished.npz"  # a position set holding 2 of its 3 games, committed
 REFUSAL = "git tracks this file, and tune never changes a committed file"
 # What a refusal suggests running, after one of these and up to the next "; ".
 ADVICE = re.compile(r"(?:elsewhere|a copy of it): (.+?)(?:; |$)")
@@ -71,10 +69,6 @@ CASES = {
     "run-overwrite-a-shipped-result": (
         ["run", "runs/classic-d1/config.yaml", "--overwrite"],
         "runs/classic-d1: holds results without a checkpoint, which tune never replaces"),
-    "positions-build-adding-games-to-a-committed-set": (
-        ["positions", "build", "--player", "classic-reference", "--depth", "0", "--oracle",
-         "classic-reference", "--oracle-depth", "1", "--games", "3", "--every", "5", "--seed", "1",
-         "--workers", "1", "--output", UNFINISHED_SET], f"{UNFINISHED_SET}: {REFUSAL}"),
     "stop-a-committed-campaign": (
         ["stop", CAMPAIGN], f"{CAMPAIGN}: no tune process is running this run: nothing to stop"),
 }
@@ -108,10 +102,6 @@ def checkout(tmp_path_factory, no_ray) -> Path:
                         ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(REPO_ROOT / ".gitignore", root)
     shutil.copytree(REPO_ROOT / "tests" / "data" / CAMPAIGN, root / CAMPAIGN)
-    unfinished = read_positions(REPO_ROOT / "tests" / "data" / "positions" / "classic-v1.npz")
-    unfinished.planned = 3
-    (root / UNFINISHED_SET).parent.mkdir()
-    write_positions(root / UNFINISHED_SET, unfinished)
     made = run_tune(["export", "runs/classic-d1/best.yaml", "--format", "tables",
                      "--output", TABLES], root, no_ray)
     assert made.returncode == 0, made.stderr

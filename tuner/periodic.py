@@ -1,8 +1,7 @@
-"""A file rewritten whole as results come back (a comparison's kept games, a position set being
-built), written at once the first time, then at most every ``WRITE_EVERY_SECONDS``, and on
-``flush`` whatever came since: rewriting it for each of thousands of small units costs the driver
-more than the games cost their workers, and a process killed outright loses at most the last
-interval."""
+"""A file rewritten whole as results come back (a comparison's kept games), written at once
+the first time, then at most every ``WRITE_EVERY_SECONDS``, and on ``flush`` whatever came since:
+rewriting it for each of thousands of small units costs the driver more than the games cost their
+workers, and a process killed outright loses at most the last interval."""
 
 from __future__ import annotations
 

@@ -22,6 +22,7 @@ MOVED_MODULES = {  # the module a checkpoint names -> where its classes live now
 }
 RENAMED_CLASSES = {  # (module, name) as a checkpoint names it -> (module, name) now
     ("tuner.strategy", "Strategy"): ("tuner.strategies.pycma_es", "CMAES"),
+    ("tuner.strategies.pycma_es", "WithGames"): ("tuner.strategies.pycma_es", "CMAESStrategy"),
 }
 
 

@@ -177,8 +177,8 @@ def format_generation(config: RunConfig, measured: Measured, configured: int) ->
         lines.append(
             f"ranks: the candidates do not differ measurably over {played:,} games each, so the "
             "first generation is ranked by noise alone: a larger cmaes.sigma0 makes candidates "
-            "differ more, and strategy 'population' or 'uh-cma-es' learns from more candidates "
-            "or more games when ranks are noise")
+            "differ more, and strategy 'population' learns from more candidates when ranks are "
+            "noise")
         return lines
     later = reliable * SHRINK**2
     lines.append(
@@ -193,13 +193,12 @@ def format_generation(config: RunConfig, measured: Measured, configured: int) ->
         lines.append(
             f"ranks: reliable at the configured {configured:,} games now, but not once the step "
             "size has shrunk; measured, that is no reason for more games: at depths 1 and 2, 64 "
-            "fixed games reached a validated target for less than racing, 'uh-cma-es' or a "
-            "larger 'population' (runs/RESULTS.md, \"Strategies\"): CMA-ES learns more from "
-            "more generations of noisier ranks")
+            "fixed games reached a validated target for less than racing or a larger "
+            "'population' (runs/RESULTS.md, \"Strategies\"): CMA-ES learns more from more "
+            "generations of noisier ranks")
     else:
         lines.append(
             f"ranks: unreliable at the configured {configured:,} games from the first "
             f"generation: play about {reliable:,} each (evaluation.games: {reliable:,}), or let "
-            "CMA-ES average the noise over more candidates (strategy 'population'), or add "
-            "games when ranks are noise ('uh-cma-es')")
+            "CMA-ES average the noise over more candidates (strategy 'population')")
     return lines

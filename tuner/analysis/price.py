@@ -77,7 +77,7 @@ class GameCount:
     generations: int
     candidates: int  # a generation's largest population
     per_candidate: int  # the most games one candidate plays in a generation
-    per_generation: int  # every training game a generation can play, second looks included
+    per_generation: int  # every training game a generation can play
     training: int
     validation: int
     restarts: int
@@ -124,9 +124,7 @@ def most_games(config: RunConfig, cpus: int) -> GameCount:
         base *= config.strategy.kind.scale(config.strategy.settings)
     candidates = base * 2**config.cmaes.restarts  # each restart doubles the population
     most = config.most_games
-    again = min(config.evaluation.reevaluate_best, candidates)
-    looks = config.strategy.kind.second_looks(config.strategy.settings, candidates)
-    per_generation = (candidates + again + looks) * most
+    per_generation = candidates * most
     limits = []
     if config.cmaes.max_generations is not None:
         limits.append(config.cmaes.max_generations * per_generation)
@@ -169,10 +167,10 @@ def rough_cpu_seconds(config: RunConfig, played: int = 0) -> float | None:
     """Roughly the CPU time of the games a run of ``config`` has left once it has played
     ``played`` training games, at the rough game time of its depth: enough to tell a run Ray
     cannot shorten (``tuner.cluster.ray_evaluator.plays_here``). None where it cannot be told
-    before the run: an external engine's games, a position fitness's searches, and
-    ``popsize: auto``, whose population follows the CPUs a run is given."""
+    before the run: an external engine's games, and ``popsize: auto``, whose population
+    follows the CPUs a run is given."""
     game_time = rough_game_time(config)
-    if game_time is None or config.positions is not None or config.cmaes.popsize == AUTO:
+    if game_time is None or config.cmaes.popsize == AUTO:
         return None
     return price(config, 1, game_time, played).cpu_seconds
 
@@ -310,8 +308,6 @@ def report(result: Price, cpus: int, config: RunConfig, where: str) -> list[str]
     g, game = result.games, result.game_time
     training = (f"{counted(g.generations, 'generation')} x {g.candidates:,} candidates x up "
                 f"to {counted(g.per_candidate, 'game')}")
-    if g.per_generation != g.candidates * g.per_candidate:
-        training += ", second looks and re-evaluations included"
     if g.restarts:
         training += f" (the largest population, after {counted(g.restarts, 'restart')})"
     if g.training < g.generations * g.per_generation:

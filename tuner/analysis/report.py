@@ -250,7 +250,6 @@ def _share(machines: list[dict]) -> float:
 
 FITNESS_LABELS = {  # the fitness axis, by fitness name (tuner.games.fitness): what it measures, in what
     "mean_score": "mean score (points)",
-    "mean_log2_max_tile": "mean log2 of the largest tile",
     "reach_rate": "share of games reaching {tile}",
     "score_quantile": "score at quantile {quantile} (points)",
 }

@@ -84,7 +84,7 @@ def handle(args: argparse.Namespace) -> int:
     # the engine and the tuner, once the arguments are known good: only to keep start-up fast
     from engine.external.player import engine_player
     from engine.solver import PlayerSpec
-    from tuner.games.evaluation import Job, tune2048_version
+    from tuner.games.evaluation import Job
     from tuner.games.saved_games import SavedGames, player
 
     labels = labels_for(args.weights)
@@ -95,8 +95,7 @@ def handle(args: argparse.Namespace) -> int:
             seeds)
         for i, (path, w) in enumerate(zip(args.weights, loaded))
     ]
-    saved = None if args.save is None else SavedGames(args.save, [job.spec for job in jobs],
-                                                      tune2048_version())
+    saved = None if args.save is None else SavedGames(args.save, [job.spec for job in jobs])
     if saved is None:
         results = play(jobs, loaded, args)
     else:

@@ -59,8 +59,7 @@ def execute(run, args: argparse.Namespace) -> int:
         status.begin(run.resume_line() if run.state.generation else f"started run "
                      f"{config.run.name}")
         evaluator = evaluator_for(config.ray, [config.family], engines=config.shipped,
-                                  position_sets=[config.positions.path] if config.positions
-                                  else [], rough_seconds=rough_cpu_seconds(config, run.state.games))
+                                  rough_seconds=rough_cpu_seconds(config, run.state.games))
         interrupts.check()
         here = isinstance(evaluator, SerialEvaluator)  # a small run: Ray would not be sooner
         if here:
@@ -147,7 +146,7 @@ def _idle_rate(run) -> float | None:
 
     if run.config.engine is not None:
         return None  # an external engine counts its positions its own way, or not at all
-    start = run.strategy.mean if run.strategy is not None else run.space.initial()
+    start = run.strategy.result.mean if run.strategy is not None else run.space.initial()
     try:
         with _said_if_slow(COMPILING_AFTER_SECONDS, "compiling the engine for this heuristic: "
                            "tens of seconds the first time, then loaded from numba's cache"):

@@ -38,7 +38,6 @@ try:
         families,
         noise,
         play,
-        positions,
         report,
         resume,
         run,
@@ -59,7 +58,7 @@ if _came:
     sys.exit(EXIT_INTERRUPTED)
 
 SUBCOMMANDS = (run, resume, stop, status_command, play, compare, report, noise, export, families,
-               engine, positions)
+               engine)
 # The short forms' options, given before any subcommand: (option, destination).
 SHORT_FORM = (("--config", "config"), ("--resume", "run_dir"), ("--overwrite", "overwrite"),
               ("--family-changed", "family_changed"), ("--workers", "workers"),

@@ -49,11 +49,6 @@ def handle(args: argparse.Namespace) -> int:
     if args.config is None:
         raise UsageError("--config FILE is required: tune noise --config FILE")
     config = with_options(load_config(args.config), args)  # --depth, --workers, --address
-    if config.positions is not None:
-        raise UsageError(f"{args.config}: evaluation.fitness: tune noise measures the noise of "
-                         f"games; that of {config.evaluation.fitness} on a position set is its "
-                         "standard error, which tune positions score prints (tune positions "
-                         "score --help)")
     from tuner.analysis import noise  # games' code: once the config is known good (start-up)
 
     generation_games = args.generation_games

@@ -14,9 +14,6 @@ from tuner.config import RunConfig
 def dry_run(config: RunConfig, args: argparse.Namespace) -> int:
     """Print the price of a run of ``config``, at game times recorded by an earlier run of it
     in its run directory, or measured now; nothing is written and Ray is not started."""
-    if config.positions is not None:
-        print(unpriced(config))
-        return 0
     from tuner.cluster.ray_evaluator import plays_here  # the engine's code: games follow
 
     here = plays_here(config.ray, rough_seconds=price.rough_cpu_seconds(config))
@@ -31,17 +28,6 @@ def dry_run(config: RunConfig, args: argparse.Namespace) -> int:
     return 0
 
 
-def unpriced(config: RunConfig) -> str:
-    """What is said in place of a price for a run whose fitness scores a position set: its
-    work is searches on the set's positions, which the price's game times do not model."""
-    each = config.evaluation.games.most
-    return (f"price: not estimated for a position fitness ({config.evaluation.fitness}): each "
-            f"generation scores every candidate on {counted(each, 'game')} of the set's "
-            f"{config.positions.games:,} ({config.positions.positions:,} positions in all), and "
-            f"validation plays {counted(config.validation.games, 'game')} a candidate "
-            f"(what one candidate's positions cost: tune positions score --help)")
-
-
 def _where(config: RunConfig) -> str:
     if config.ray.address is not None:
         return f" (the cluster at {config.ray.address} is not asked: --workers N prices N CPUs)"
@@ -53,8 +39,6 @@ def first_line(run, cpus: int, here: bool = False) -> str:
     line: at the game time its own generations recorded when it has played some (a resumed
     run), else the rough one for its depth (a run plays no game to price itself)."""
     config, state = run.config, run.state
-    if config.positions is not None:
-        return unpriced(config)
     game_time = (price.recorded(state.cluster, state.games, "recorded by this run")
                  or price.rough_game_time(config))
     if game_time is None:  # an external engine's, before it has played

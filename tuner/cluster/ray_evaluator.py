@@ -17,9 +17,9 @@ A family that is not built in reaches every worker through Ray's job-level ``run
 (``py_modules``: a family file, or the top-level package of a family module), as do an external
 engine's files (its config's ``engine.ship``), so nothing but tune2048 itself needs installing
 on the nodes; its ``working_dir`` is an empty folder, so that no file of the driver's working
-directory shadows a module on the workers. Every unit carries
-the driver's tune2048 version and a worker that runs another version refuses it, since the same
-seed must play the same game on every node.
+directory shadows a module on the workers. Every unit carries the identity of the driver's code
+(``tuner.installed``), and a worker that runs other code refuses it, since the same seed must
+play the same game on every node.
 """
 
 from __future__ import annotations
@@ -34,24 +34,21 @@ from typing import TYPE_CHECKING
 
 from engine.errors import Tune2048Error
 from engine.external.player import EngineCommand, EngineLost, EnginePlayer
-from engine.positions.sampling import PositionSampler
-from engine.positions.scoring import PositionScorer
 from engine.solver import GameResult, PlayerSpec
-from tuner import interrupts, ray_api
+from tuner import installed, interrupts, ray_api
 from tuner.cluster import events
 from tuner.cluster.ray_session import RaySession
-from tuner.cluster.shipping import empty_working_dir, ship_engine, ship_family, ship_file
+from tuner.cluster.shipping import empty_working_dir, ship_engine, ship_family
 from tuner.errors import EvaluationError
 from tuner.games.evaluation import (
     Evaluator,
     GameCrash,
     Job,
     SerialEvaluator,
-    WrongVersion,
+    WrongCode,
     _Backend,
     engine_lost_text,
     play_unit,
-    tune2048_version,
 )
 from tuner.games.policy import GameTimes, SchedulePolicy
 from tuner.games.schedule import Schedule, Unit, drive
@@ -75,19 +72,18 @@ ON_RAY_WORKERS = max(os.cpu_count() or 1, 2)
 def evaluator_for(ray: RaySection, families: Sequence[str | None],
                   start_ray: bool = True,
                   engines: Mapping[EngineCommand, Sequence[str]] | None = None,
-                  position_sets: Sequence[str] = (),
                   rough_seconds: float | None = None,
                   ) -> Evaluator:
     """The one place evaluators are built, for the tuning job, ``tune compare``, ``tune noise``
     and ``tune play``: Ray as the ``ray`` settings say (an embedded Ray with ``workers`` CPUs, or
     the cluster at ``address``), shipping the code of ``families`` (specs; None for an engine's
-    player), the files of ``engines`` (each engine's paths to ship) and ``position_sets``
-    (files) to its workers, or this process alone where ``plays_here`` says so."""
+    player) and the files of ``engines`` (each engine's paths to ship) to its workers, or this
+    process alone where ``plays_here`` says so."""
     if plays_here(ray, start_ray, rough_seconds):
         return SerialEvaluator(ray.schedule, ray.max_retries)
     return RayEvaluator(ray.address, ray.workers, ray.schedule, ray.max_retries,
                         ray.no_worker_timeout, [f for f in families if f], ray.connect_timeout,
-                        engines or {}, position_sets)
+                        engines or {})
 
 
 def plays_here(ray: RaySection, start_ray: bool = True, rough_seconds: float | None = None
@@ -130,7 +126,6 @@ class RayEvaluator(_Backend):
         families: Sequence[str] = (),
         connect_timeout: float = 60.0,
         engines: Mapping[EngineCommand, Sequence[str]] | None = None,
-        position_sets: Sequence[str] = (),
     ):
         self.policy = SchedulePolicy.of(policy)
         self.times = GameTimes()
@@ -138,10 +133,8 @@ class RayEvaluator(_Backend):
         self.no_worker_timeout = no_worker_timeout
         self.worker_specs: dict[str, str] = {}
         self.worker_engines: dict[EngineCommand, EngineCommand] = {}
-        self.worker_sets: dict[str, tuple[str, str]] = {}  # a set's path: (package, name there)
         self.session = RaySession(
-            address, workers, lambda: self._ship(families, engines or {}, position_sets),
-            connect_timeout)
+            address, workers, lambda: self._ship(families, engines or {}), connect_timeout)
         ray = self.ray = self.session.ray
         self.leftovers: list = []  # refs of speculative units no schedule needs any more
         self._ray_messages = contextlib.ExitStack()
@@ -156,8 +149,8 @@ class RayEvaluator(_Backend):
             self.close()
             raise
 
-    def _ship(self, families: Sequence[str], engines: Mapping[EngineCommand, Sequence[str]],
-              position_sets: Sequence[str]) -> dict:
+    def _ship(self, families: Sequence[str], engines: Mapping[EngineCommand, Sequence[str]]
+              ) -> dict:
         """The runtime_env that brings these families' code and engines' files to every
         worker, with an empty working directory (``empty_working_dir``: the driver's own would
         shadow modules there), and the spec each family goes by on the workers: a family file
@@ -175,9 +168,6 @@ class RayEvaluator(_Backend):
             if paths:
                 folder, self.worker_engines[engine] = ship_engine(engine, paths)
                 shipped.append(folder)
-        for path in position_sets:
-            folder, self.worker_sets[path] = ship_file(path)
-            shipped.append(folder)
         runtime_env = {"working_dir": str(empty_working_dir()), "excludes": SHIP_EXCLUDES}
         if shipped:
             runtime_env["py_modules"] = list(dict.fromkeys(shipped))
@@ -203,17 +193,9 @@ class RayEvaluator(_Backend):
         """Count the cluster's CPUs again, for the schedule and the unit size alike."""
         self.workers = self._cpus()
 
-    def _for_workers(self, spec: PlayerSpec | EnginePlayer | PositionSampler
-                     ) -> PlayerSpec | EnginePlayer | PositionSampler:
+    def _for_workers(self, spec: PlayerSpec | EnginePlayer) -> PlayerSpec | EnginePlayer:
         """``spec`` as the workers find what it names: a family file or an engine where Ray
         unpacked the files shipped with the job."""
-        if isinstance(spec, PositionSampler):
-            return dataclasses.replace(spec, player=self._for_workers(spec.player),
-                                       oracle=self._for_workers(spec.oracle))
-        if isinstance(spec, PositionScorer):
-            package, name = self.worker_sets.get(spec.path, ("", spec.path))
-            return dataclasses.replace(spec, player=self._for_workers(spec.player),
-                                       package=package, path=name)
         if isinstance(spec, EnginePlayer):
             engine = self.worker_engines.get(spec.engine, spec.engine)
             return dataclasses.replace(spec, engine=engine) if engine != spec.engine else spec
@@ -231,7 +213,7 @@ class RayEvaluator(_Backend):
                 # one line already: the family's own code failed there (FamilyCodeError), or it
                 # cannot be loaded there
                 raise cause from None
-            if isinstance(cause, (GameCrash, WrongVersion)):
+            if isinstance(cause, (GameCrash, WrongCode)):
                 raise EvaluationError(str(cause.args[0] if cause.args else cause)) from None
             if isinstance(cause, EngineLost):
                 raise EvaluationError(engine_lost_text(job, self.max_retries, cause)) from None
@@ -286,7 +268,7 @@ class _RayUnits:
         self.jobs = jobs
         self.worker_specs: dict[int, PlayerSpec | EnginePlayer] = {}  # job -> its spec there
         self.pending: dict = {}  # ref -> unit
-        self.version = tune2048_version()
+        self.code = installed.code()
         self.cpus_at = time.monotonic()
 
     def cpus(self) -> int:
@@ -307,7 +289,7 @@ class _RayUnits:
             self.worker_specs[unit.job] = self.evaluator._for_workers(self.jobs[unit.job].spec)
         ref = self.evaluator._remote.remote(self.jobs[unit.job].candidate,
                                             self.worker_specs[unit.job], list(unit.seeds),
-                                            self.version)
+                                            self.code)
         self.pending[ref] = unit
 
     def wait(self, count: int) -> list[tuple[Unit, list[GameResult]]]:

@@ -1,7 +1,6 @@
 """What Ray must ship to its workers so that they can import a family, and the spec it goes by
 there: the engine finds families on one machine, and Ray's ``runtime_env`` (``py_modules``)
-brings their code to the others; an external engine's files and a run's position set travel
-the same way.
+brings their code to the others; an external engine's files travel the same way.
 
 A family file travels in a package of its own, named after the file's path and content, so that
 two files of one name (``a/fam.py``, ``b/fam.py``) never collide on a worker and an edited file is
@@ -34,7 +33,6 @@ from engine.families.specs import file_spec_path, is_file_spec, registered
 
 SHIPPED_MODULE = "family"  # a family file's copy in its package, whatever the file's own name
 ENGINE_PREFIX = "tune2048_engine_"  # a package of an external engine's shipped files
-FILE_PREFIX = "tune2048_file_"  # a package of one data file (a position set)
 
 
 def ship_family(spec: str) -> tuple[str | ModuleType | None, str]:
@@ -100,25 +98,6 @@ def ship_engine(engine: EngineCommand, ship: Sequence[str]) -> tuple[str, Engine
             shutil.copy2(file, copy)
 
     return str(_package(package, fill)), dataclasses.replace(engine, package=package)
-
-
-def ship_file(path: str) -> tuple[str, tuple[str, str]]:
-    """The folder of a package holding a copy of the data file ``path`` (a position set), and
-    (package, the file's name in it): what workers find it by, wherever Ray unpacked it. The
-    package is named after the file's content, so a changed file is a new package."""
-    source = Path(path)
-    try:
-        content = source.read_bytes()
-    except OSError as err:
-        raise BadInput(f"{path}: cannot ship it to Ray's workers: {err.strerror}") from None
-    package = FILE_PREFIX + hashlib.sha256(content).hexdigest()[:16]
-
-    def fill(building: Path) -> None:
-        (building / "__init__.py").write_text(
-            '"""A data file shipped by tune2048 to its Ray workers."""\n', encoding="utf-8")
-        (building / source.name).write_bytes(content)
-
-    return str(_package(package, fill)), (package, source.name)
 
 
 def _package(package: str, fill: Callable[[Path], None]) -> Path:

@@ -43,6 +43,7 @@ from tuner.config.limits import (
     MAX_SPEC,
     MAX_WORKERS,
 )
+from tuner.config.removed import harmless, refuse_removed
 from tuner.config.sections import (
     RESUMABLE_CHANGES,
     SECTIONS,
@@ -56,14 +57,11 @@ from tuner.config.sections import (
     ValidationSection,
 )
 from tuner.errors import ConfigError
-from tuner.games.budget import FixedGames
 
 if TYPE_CHECKING:
     from engine.external.player import EnginePlayer
-    from engine.positions.scoring import PositionScorer
     from engine.solver import PlayerSpec
     from tuner.config.engine import EngineSection
-    from tuner.config.positions import PositionsSection
     from tuner.space import ParamSpec
     from tuner.strategies import Shared
 
@@ -74,7 +72,6 @@ __all__ = [  # what the rest of tune2048 reads from a config
 ]
 
 ENGINE = "engine"  # the section that names an external engine in place of a family
-POSITIONS = "positions"  # the section that names the position set a position fitness reads
 
 
 @dataclass(frozen=True)
@@ -93,7 +90,6 @@ class RunConfig:
     ray: RaySection
     validation: ValidationSection
     strategy: StrategySection
-    positions: PositionsSection | None = None  # the set a position fitness scores on
 
     @property
     def run_dir(self) -> Path:
@@ -116,8 +112,7 @@ class RunConfig:
     @property
     def most_games(self) -> int:
         """The most games one candidate can play in a generation."""
-        games = self.evaluation.games
-        return self.strategy.kind.most(games.most, self.strategy.settings)
+        return self.evaluation.games.most
 
     @property
     def shared(self) -> Shared:
@@ -126,7 +121,7 @@ class RunConfig:
         from tuner.strategies import Shared  # numpy code: when asked (start-up)
 
         return Shared(seed=self.run.seed, sigma0=self.cmaes.sigma0, popsize=self.cmaes.popsize,
-                      restarts=self.cmaes.restarts, games=self.evaluation.games)
+                      restarts=self.cmaes.restarts)
 
     def with_popsize(self, popsize: int, cpus: int) -> RunConfig:
         """This config with ``cmaes.popsize: auto`` resolved for ``cpus`` CPUs, read again by
@@ -148,23 +143,6 @@ class RunConfig:
         from engine.solver import PlayerSpec
 
         return PlayerSpec(self.family, weights, self.search.depth, self.search.cutoff)
-
-    def training_player(self, weights: dict[str, float]
-                        ) -> PlayerSpec | EnginePlayer | PositionScorer:
-        """What a candidate's training is: its games (``player``), or, under a position
-        fitness, its player scored on the run's position set (a ``PositionScorer``)."""
-        if self.positions is None:
-            return self.player(weights)
-        from engine.positions.scoring import PositionScorer  # numpy: when asked (start-up)
-
-        return PositionScorer(self.player(weights), self.evaluation.fitness, self.positions.path,
-                              self.positions.sha256)
-
-    @property
-    def validation_fitness(self) -> str:
-        """The fitness validation games are scored by: the config's, or the mean score where
-        the config's scores a position set (validation always plays games)."""
-        return "mean_score" if self.positions is not None else self.evaluation.fitness
 
     @property
     def shipped(self) -> dict:
@@ -206,8 +184,6 @@ class RunConfig:
             "params": params,
             **{section.NAME: getattr(self, section.NAME).to_config() for section in SECTIONS[1:]},
         }
-        if self.positions is not None:
-            resolved[POSITIONS] = self.positions.to_config(self.run_dir)
         if not self.strategy.implied:
             resolved[StrategySection.NAME] = self.strategy.to_config()
         return resolved
@@ -251,14 +227,16 @@ def read_document(path: str | os.PathLike) -> Any:
 def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".",
                  options: dict[str, str] | None = None) -> RunConfig:
     """Validate an already-parsed config mapping (``source`` names it in messages, ``options``
-    a key path a command-line option gave; a family file is relative to ``base_dir``)."""
+    a key path a command-line option gave; a family file is relative to ``base_dir``). A key or
+    value that an earlier version removed is refused before anything else (``removed``)."""
     check = Checker(source, options)
     if not isinstance(document, dict):
         raise ConfigError(f"{source}: top level: expected a mapping of sections, got "
                           f"{'an empty file' if document is None else describe(document)}")
+    document = refuse_removed(document, source)
     names = [section.NAME for section in SECTIONS]
     check.unknown_keys(document, (names[0], "family", ENGINE, "params", *names[1:],
-                                  StrategySection.NAME, POSITIONS), "")
+                                  StrategySection.NAME), "")
     run = RunSection.parse(check, document)
     # the family and its boxes: numpy code, loaded where a config is read (start-up)
     from tuner.config.engine import parse_engine
@@ -275,11 +253,6 @@ def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".",
     else:
         family = parse_family(check, document.get("family"), base_dir)
         params = parse_params(check, document.get("params"), family)
-    positions = None
-    if POSITIONS in document:
-        from tuner.config.positions import parse_positions  # reads the set: numpy (start-up)
-
-        positions = parse_positions(check, document[POSITIONS], base_dir)
     sections = {}
     for section in SECTIONS[1:]:
         sections[section.NAME] = section.parse(check, document)
@@ -288,20 +261,16 @@ def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".",
     strategy = None
     if not check.problems:
         strategy = StrategySection.parse(check, document, sections["evaluation"])
-    if strategy is not None and not check.problems:
-        strategy.cross_check(check, sections)
     if not check.problems:
         _check_population(check, params, sections, strategy)
         _check_reference(check, family, sections["validation"])
-        _check_positions(check, POSITIONS in document, positions, engine, sections["evaluation"])
     if check.problems:
         raise ConfigError("\n".join(check.problems))
     from engine.families.registry import canonical_spec  # here only to keep start-up fast
 
     config = RunConfig(
         source=source, params=params, run=run, strategy=strategy, engine=engine,
-        family=canonical_spec(document["family"], base_dir) if family else None,
-        positions=positions, **sections)
+        family=canonical_spec(document["family"], base_dir) if family else None, **sections)
     _check_run_files(config)
     return config
 
@@ -341,10 +310,9 @@ def _check_population(check: Checker, params: tuple[ParamSpec, ...], sections: d
     default; more only where the CPUs ask for it, and never more than ``MAX_GAMES_AT_ONCE``
     allows, ``tuner.loop.run.popsize_for``). Every game result of a generation is held until it
     is scored: a population that would hold more than ``MAX_GAMES_AT_ONCE`` is refused, as it
-    would exhaust memory hours into a run; and the strategy says what its settings cannot do
-    with that many candidates (``StrategyKind.unfit``)."""
+    would exhaust memory hours into a run."""
     cmaes = sections["cmaes"]
-    games = strategy.kind.most(sections["evaluation"].games.most, strategy.settings)
+    games = sections["evaluation"].games.most
     from tuner.strategies.base import default_popsize  # numpy code: when asked (start-up)
 
     tuned = sum(p.tuned for p in params)
@@ -366,9 +334,6 @@ def _check_population(check: Checker, params: tuple[ParamSpec, ...], sections: d
                       f"a generation would hold {largest * games:,} game results at once "
                       f"({population}, times {games:,} games); at most "
                       f"{MAX_GAMES_AT_ONCE:,}: lower games, popsize or restarts")
-    unfit = strategy.kind.unfit(strategy.settings, popsize)
-    if unfit is not None:
-        check.problem(*unfit)
     _check_validation_at_once(check, sections["validation"])
 
 
@@ -399,38 +364,6 @@ def _check_search(check: Checker, search: SearchSection, engine: EngineSection |
         check.problem("search.depth", str(err))
 
 
-def _check_positions(check: Checker, named: bool, positions, engine, evaluation) -> None:
-    """A position fitness and a ``positions`` section go together: the fitness scores each
-    candidate on ``evaluation.games`` of the set's games each generation (a number, at most the
-    set's), never twice (``reevaluate_best``), and only a family's weights."""
-    from tuner.games.fitness import FITNESSES  # numpy: loaded where a config is read (start-up)
-
-    wants = FITNESSES[evaluation.fitness].positions
-    if wants and not named:
-        check.problem("evaluation.fitness", f"{evaluation.fitness} scores candidates on a "
-                                            "position set: name one in a positions section "
-                                            "(set: FILE, which tune positions build writes)")
-    elif named and not wants:
-        check.problem(POSITIONS, "only a position fitness reads a position set: set "
-                                 "evaluation.fitness to regret, agreement or outcome_fit, or "
-                                 "remove the positions section")
-    if not wants or positions is None:
-        return
-    if engine is not None:
-        check.problem(POSITIONS, "a position set scores a family's weights with its search; an "
-                                 "external engine's are scored by its games")
-    games = evaluation.games
-    if not isinstance(games, FixedGames):
-        check.problem("evaluation.games", "a position fitness scores a fixed number of the "
-                                          "set's games: give a number")
-    elif games.most > positions.games:
-        check.problem("evaluation.games", f"{games.most:,}, but the position set holds "
-                                          f"{positions.games:,} games")
-    if evaluation.reevaluate_best:
-        check.problem("evaluation.reevaluate_best", "a position fitness scores each candidate "
-                                                    "once: set it to 0")
-
-
 def _check_reference(check: Checker, family, validation) -> None:
     """A baseline named as ``validation.reference`` holds weights of the run's family (an
     engine's run has its start only)."""
@@ -451,14 +384,16 @@ def _check_reference(check: Checker, family, validation) -> None:
 
 
 def changed_keys(old: dict, new: dict, prefix: str = "") -> list[str]:
-    """Key paths whose values differ between two resolved configs."""
+    """Key paths whose values differ between two resolved configs; a removed key that one of
+    them holds at a harmless value (``tuner.config.removed``) and the other lacks is the same."""
     changed = []
     for key in sorted(set(old) | set(new)):
         path = f"{prefix}{key}"
         a, b = old.get(key), new.get(key)
         if isinstance(a, dict) and isinstance(b, dict):
             changed.extend(changed_keys(a, b, f"{path}."))
-        elif a != b:
+        elif a != b and not (key not in new and harmless(path, a)
+                             or key not in old and harmless(path, b)):
             changed.append(path)
     return changed
 

@@ -253,7 +253,6 @@ class EvaluationSection(Section):
     tile: int = key(integer(default=2048, low=4, high=32768))
     quantile: float = key(number(default=0.25, low=0.0, high=1.0, open_low=True,
                                  open_high=True))
-    reevaluate_best: int = key(integer(default=0, low=0, high=MAX_POPSIZE))
 
     def cross_check(self, check: Checker, mapping: dict) -> None:
         if self.tile is not None and self.tile & (self.tile - 1):
@@ -379,22 +378,13 @@ class StrategySection:
             check.problem("evaluation.games", f"strategy {name} plays a number of games per "
                                               f"candidate, not a race: write evaluation.games: "
                                               f"{games.min}")
-        number = games.games if isinstance(games, FixedGames) else None
-        return cls(name, kind.read(check, raw, number))
+        return cls(name, kind.read(check, raw))
 
     @property
     def kind(self):
         from tuner.strategies import STRATEGIES  # numpy code: as in parse (start-up)
 
         return STRATEGIES[self.name]
-
-    def cross_check(self, check: Checker, sections: dict) -> None:
-        if sections["cmaes"].restarts and not self.kind.restarts:
-            check.problem("cmaes.restarts", f"strategy {self.name} does not restart: set it to 0")
-        if sections["evaluation"].reevaluate_best and not self.kind.reevaluate_best:
-            check.problem("evaluation.reevaluate_best",
-                          f"not with strategy {self.name}, which decides itself which "
-                          "candidates play more: set it to 0")
 
     def to_config(self) -> dict[str, Any]:
         return {"name": self.name, **self.settings}

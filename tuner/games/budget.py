@@ -1,4 +1,6 @@
-"""How many games each candidate of a generation plays: a fixed number, or a race.
+"""How many games each candidate of a generation plays: a fixed number, or a race. The loop
+asks the run's budget (``evaluation.games``) for the games and for the weight of each rank; a
+strategy only proposes candidates and learns from their fitness.
 
 Games are the whole cost of tuning, and a game's score has a standard deviation of about half its
 mean, so the question is where games decide something. Every candidate of a generation plays the
@@ -39,6 +41,8 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import TYPE_CHECKING
 
+from tuner.games import pycma
+
 if TYPE_CHECKING:
     from tuner.games.fitness import Fitness
 
@@ -58,6 +62,10 @@ class FixedGames:
     def most(self) -> int:
         """The most games one candidate can play in a generation."""
         return self.games
+
+    def rank_weights(self, dimension: int, popsize: int) -> tuple[float, ...]:
+        """None: no candidate plays more, so no rank is weighed."""
+        return ()
 
     def more(self, fits: Sequence[Fitness], rank_weights: Sequence[float]) -> dict[int, int]:
         return {}
@@ -87,6 +95,12 @@ class AdaptiveGames:
     @property
     def most(self) -> int:
         return self.max
+
+    def rank_weights(self, dimension: int, popsize: int) -> tuple[float, ...]:
+        """How much each rank of a generation of ``popsize`` candidates in ``dimension`` tuned
+        parameters counts, best first: pycma's recombination weights (``tuner.games.pycma``),
+        what the race spends its games on."""
+        return pycma.rank_weights(dimension, popsize)
 
     def more(self, fits: Sequence[Fitness], rank_weights: Sequence[float]) -> dict[int, int]:
         """Candidate index -> the games it plays next round (none: the race is over)."""

@@ -12,23 +12,18 @@ schedule. ``play_unit`` is the function every backend runs for a unit, on a Ray 
 
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
 import logging
-import os
 import traceback
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import Protocol, Self
 
 from engine.errors import Tune2048Error
 from engine.external.player import EngineLost, EnginePlayer, close_kept, play_games
 from engine.families.guard import family_code_error, is_interrupt
-from engine.positions.sampling import LabelledGame, PositionSampler, label_game
-from engine.positions.scoring import PositionScorer, ScoredGame, score_games
 from engine.solver import GameResult, PlayerSpec
+from tuner import installed
 from tuner.errors import EvaluationError
 from tuner.games.policy import GameTimes, SchedulePolicy, UnitSize
 from tuner.games.schedule import AllGames, Schedule, Unit, drive
@@ -44,8 +39,7 @@ class Job:
     """All the games one candidate plays in one evaluation."""
 
     candidate: int
-    # a sampler plays and labels a position set's games; a scorer scores a candidate on one
-    spec: PlayerSpec | EnginePlayer | PositionSampler | PositionScorer
+    spec: PlayerSpec | EnginePlayer
     seeds: tuple[int, ...]
 
 
@@ -62,13 +56,8 @@ class GameCrash(Exception):
     """An exception raised inside a game, with the candidate, the seed and the traceback."""
 
 
-class WrongVersion(Exception):
-    """A worker runs another tune2048 version than the driver."""
-
-
-@cache
-def tune2048_version() -> str:
-    return importlib.metadata.version("tune2048")
+class WrongCode(Exception):
+    """A worker runs other tune2048 code than the driver (``tuner.installed``)."""
 
 
 class SolverCache:
@@ -99,28 +88,17 @@ _solvers = SolverCache()  # this worker process's
 
 
 def play_unit(
-    candidate: int, spec: PlayerSpec | EnginePlayer | PositionSampler | PositionScorer,
-    seeds: Sequence[int], version: str,
-) -> list[GameResult] | list[LabelledGame] | list[ScoredGame]:
-    """Play one unit of games; the function every backend runs. An external engine's failure
-    is ``EngineLost``, which every backend plays again (``max_retries``). A position sampler's
-    games come back with their positions taken and labelled; a position scorer's ``seeds`` are
-    games of its set, each scored for the candidate."""
-    if version != tune2048_version():
-        raise WrongVersion(
-            f"a Ray node ({os.uname().nodename}) runs tune2048 {tune2048_version()}, this "
-            f"driver {version}: install the same version on every node"
-        )
+    candidate: int, spec: PlayerSpec | EnginePlayer, seeds: Sequence[int],
+    driver: installed.Code,
+) -> list[GameResult]:
+    """Play one unit of games; the function every backend runs, refusing a ``driver`` that runs
+    other code than this process. An external engine's failure is ``EngineLost``, which every
+    backend plays again (``max_retries``)."""
+    here = installed.code()
+    if here.digest != driver.digest:  # the same seed must play the same game on every node
+        raise WrongCode(installed.refusal(here, driver))
     if isinstance(spec, EnginePlayer):
         return play_games(spec, list(seeds))
-    if isinstance(spec, PositionSampler):
-        player, oracle = _solver(spec.player), _solver(spec.oracle)
-        return _each_game(candidate, spec.player, seeds,
-                          lambda seed: label_game(player, oracle, seed, spec.every))
-    if isinstance(spec, PositionScorer):
-        solver = _solver(spec.player)
-        return _each_game(candidate, spec.player, seeds,
-                          lambda game: score_games(spec, solver, [game])[0])
     solver = _solver(spec)
     return _each_game(candidate, spec, seeds, solver.play)
 
@@ -249,7 +227,7 @@ class _InProcess:
         retried = 0
         while True:
             try:
-                return play_unit(job.candidate, job.spec, unit.seeds, tune2048_version())
+                return play_unit(job.candidate, job.spec, unit.seeds, installed.code())
             except GameCrash as crash:
                 raise EvaluationError(str(crash)) from None
             except EngineLost as lost:

@@ -1,10 +1,7 @@
 """Fitness: what a batch of games is worth, with its standard error. Higher is always better.
 
-Every fitness lives in ``FITNESSES``, by its config name, with the ``evaluation`` keys it reads
-and how two estimates of it pool (a candidate played twice, on the generation's seeds and again
-on fresh ones). Adding a fitness is one entry there. The fitnesses of a position set (``regret``,
-``agreement``, ``outcome_fit``: ``engine.positions.objectives``) score a candidate's games of the
-run's set (``engine.positions.scoring.ScoredGame``) instead of games played.
+Every fitness lives in ``FITNESSES``, by its config name, with the ``evaluation`` keys it reads.
+Adding a fitness is one entry there.
 
 CMA-ES minimises, so each strategy (``tuner.strategies``) negates fitness where it tells its
 optimiser.
@@ -37,15 +34,12 @@ class Fitness:
 @dataclass(frozen=True)
 class FitnessKind:
     """One way to score games. ``estimate(results, **options)`` scores games in seed order;
-    ``options`` are the ``evaluation`` keys named in ``params``. ``pool(a, b, **options)`` scores
-    two independent sets of one candidate's games together."""
+    ``options`` are the ``evaluation`` keys named in ``params``."""
 
     name: str
     summary: str
     params: tuple[str, ...]
     estimate: Callable[..., Fitness]
-    pool: Callable[..., Fitness]
-    positions: bool = False  # scores games of a position set, not games played
 
 
 def _mean_of(samples: Callable[..., np.ndarray]) -> Callable[..., Fitness]:
@@ -60,23 +54,6 @@ def _mean_of(samples: Callable[..., np.ndarray]) -> Callable[..., Fitness]:
     return estimate
 
 
-def _pool_means(estimate: Callable[..., Fitness]) -> Callable[..., Fitness]:
-    """Means pool as the mean of the two estimates weighted by games."""
-
-    def pool(a: Sequence[GameResult], b: Sequence[GameResult], **options) -> Fitness:
-        return pooled(estimate(a, **options), estimate(b, **options))
-
-    return pool
-
-
-def pooled(a: Fitness, b: Fitness) -> Fitness:
-    """Combine two independent estimates of one candidate's mean, weighted by games."""
-    n = a.games + b.games
-    value = (a.value * a.games + b.value * b.games) / n
-    stderr = math.sqrt((a.stderr * a.games) ** 2 + (b.stderr * b.games) ** 2) / n
-    return Fitness(value, stderr, n)
-
-
 def _quantile(results: Sequence[GameResult], quantile: float) -> Fitness:
     """A score quantile; its standard error from a bootstrap with a fixed seed (reproducible)."""
     scores = np.array([r.score for r in results], dtype=np.float64)
@@ -87,50 +64,18 @@ def _quantile(results: Sequence[GameResult], quantile: float) -> Fitness:
     return Fitness(value, stderr, len(scores))
 
 
-def _pool_quantile(a: Sequence[GameResult], b: Sequence[GameResult], quantile: float) -> Fitness:
-    """A quantile of two sets of games is the quantile of all of them: the weighted mean of the
-    two quantiles is not one."""
-    return _quantile([*a, *b], quantile)
-
-
-def _on_positions(name: str, summary: str) -> FitnessKind:
-    """A position objective as a fitness: the candidate's scored games (in the set's order)
-    put together."""
-
-    def estimate(results) -> Fitness:
-        # the engine's objectives: only where games are scored (a config names the fitness)
-        from engine.positions.objectives import OBJECTIVES
-
-        score = OBJECTIVES[name].combine([np.atleast_2d(r.row) for r in results],
-                                         sum(r.moves_evaluated for r in results))
-        return Fitness(score.value, score.stderr, score.games)
-
-    return FitnessKind(name, summary, (), estimate, lambda a, b: estimate([*a, *b]), True)
-
-
 def _registry(*kinds: FitnessKind) -> dict[str, FitnessKind]:
     return {kind.name: kind for kind in kinds}
 
 
 _mean_score = _mean_of(lambda results: [r.score for r in results])
-_mean_log2_max_tile = _mean_of(lambda results: np.log2([max(r.max_tile, 1) for r in results]))
 _reach_rate = _mean_of(lambda results, tile: [r.reached(tile) for r in results])
 
 FITNESSES = _registry(
-    FitnessKind("mean_score", "mean game score (the default)", (), _mean_score,
-                _pool_means(_mean_score)),
-    FitnessKind("mean_log2_max_tile", "mean of log2(largest tile): consistency over jackpots",
-                (), _mean_log2_max_tile, _pool_means(_mean_log2_max_tile)),
-    FitnessKind("reach_rate", "share of games reaching evaluation.tile", ("tile",), _reach_rate,
-                _pool_means(_reach_rate)),
+    FitnessKind("mean_score", "mean game score (the default)", (), _mean_score),
+    FitnessKind("reach_rate", "share of games reaching evaluation.tile", ("tile",), _reach_rate),
     FitnessKind("score_quantile", "the evaluation.quantile of the scores, for players that must "
-                "not fail", ("quantile",), _quantile, _pool_quantile),
-    _on_positions("regret", "on the run's position set: the oracle's value the search's moves "
-                  "lose, over the moves' spread, negated"),
-    _on_positions("agreement", "on the run's position set: the share of positions where the "
-                  "search picks the oracle's best move"),
-    _on_positions("outcome_fit", "on the run's position set: the heuristic's partial "
-                  "correlation with the log of the points to come"),
+                "not fail", ("quantile",), _quantile),
 )
 
 

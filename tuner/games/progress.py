@@ -1,6 +1,6 @@
 """Progress bars that count games: games done of the total, games/s and time left.
 
-A generation's bar counts all its games (the first ones, race rounds, re-evaluation). Under
+A generation's bar counts all its games (the first ones and every race round). Under
 adaptive games (``tuner.games.budget``) its total is not known in advance: the bar counts up to every
 candidate playing ``max`` games ("of up to N games"), so its time left is an upper bound, and the
 race usually ends before the bar is full.

@@ -1,19 +1,25 @@
 """The games of a comparison kept in a file (``tune compare --save FILE``), so that one too long
 for a sitting (hundreds of depth-4 games) goes on where it stopped.
 
-The file is JSON: ``{"format": "tune2048-compare-games", "version": 1, "tune2048": VERSION,
-"players": [...], "games": [[game, ...], ...]}``. Each player is what decides its games (family,
-weights, depth policy, cutoff; or an external engine's name, values and search), in the order
-they were first named; each game is a
-``GameResult`` as a mapping, keyed by its seed. A game is a pure function of its player and its
-seed, so the games a file holds count for any later comparison that names the same player
-(matched by what decides its games, not by file name or place) with the same tune2048 version,
-whatever its ``--games`` and ``--seed``: a new weights file can be judged against games already
-played by the others. Players the file holds that a comparison does not name are kept as they
-are. The file is rewritten atomically as units of games come back, at most every 30 seconds
-(``tuner.periodic``), and on ``flush``; a file of another version's games or of anything else is
-refused before a game is played, and never written. A file git tracks is read, and never written
-(``engine.atomic``): a comparison that would add games to it is refused before they are played.
+The file is JSON: ``{"format": "tune2048-compare-games", "version": 2, "tune2048": VERSION,
+"rules": RULES, "players": [...], "games": [[game, ...], ...]}``: the tune2048 that last wrote it
+(for people: never checked), the rules its games were played by (``engine.rules.RULES``), then each player
+as what decides its games (family, weights, depth policy, cutoff; or an external engine's name,
+values and search), in the order they were first named, and its games, each a ``GameResult`` as
+a mapping, keyed by its seed. A game is a pure function of its rules, its player and its seed,
+so the games a file holds count for any later comparison by the same rules that names the same
+player (matched by what decides its games, not by file name or place), whatever its ``--games``
+and ``--seed`` and whichever tune2048 wrote them: a new weights file can be judged against games
+already played by the others. Players the file holds that a comparison does not name are kept as
+they are. Version 1, written by tune2048 0.3, names no rules: its games were played by the rules
+of every tune2048 before 0.4.0 (``RULES_OF_VERSION_1``), and it is written as version 2 once
+games are added.
+
+The file is rewritten atomically as units of games come back, at most every 30 seconds
+(``tuner.periodic``), and on ``flush``; a file of games by other rules, of a version this
+tune2048 does not read, or of anything else is refused before a game is played, and never
+written. A file git tracks is read, and never written (``engine.atomic``): a comparison that
+would add games to it is refused before they are played.
 """
 
 from __future__ import annotations
@@ -27,11 +33,15 @@ from engine.atomic import atomic_write, check_kind
 from engine.depth import to_yaml
 from engine.errors import BadInput
 from engine.external.player import EnginePlayer
+from engine.rules import RULES
 from engine.solver import GameResult, PlayerSpec
+from tuner import installed
 from tuner.periodic import PeriodicWrite
 
 MARKER = "tune2048-compare-games"
-VERSION = 1
+VERSION = 2  # what this tune2048 writes; it reads 1 as well
+RULES_OF_VERSION_1 = ("2048 4x4, 32768 ceiling, spawns 2:0.9 4:0.1 from SplitMix64 "
+                      "(tune2048 rules 1)")  # fixed: engine.rules.RULES may change, this may not
 GAME_FIELDS = {field.name for field in fields(GameResult)}
 
 
@@ -49,9 +59,8 @@ class SavedGames:
     written there as it arrives (``tuner.periodic``: at most every 30 seconds; ``flush`` writes
     the rest)."""
 
-    def __init__(self, path: str | Path, specs: Sequence[PlayerSpec], version: str):
+    def __init__(self, path: str | Path, specs: Sequence[PlayerSpec]):
         self.path = Path(path)
-        self.version = version
         self.players: list[dict] = []  # every player the file holds, then those new to it
         self.games: list[dict[int, GameResult]] = []
         self._writes = PeriodicWrite(self._write)
@@ -76,12 +85,15 @@ class SavedGames:
         if marker != MARKER:
             raise BadInput(f"{self.path}: not a file of tune compare's games (no \"format: "
                            f"{MARKER}\"); name another --save file")
-        if held.get("version") != VERSION:
-            raise BadInput(f"{self.path}: games file version {held.get('version')!r}; this "
-                           f"tune2048 reads version {VERSION}")
-        if held.get("tune2048") != self.version:
-            raise BadInput(f"{self.path}: holds games played by tune2048 {held.get('tune2048')}, "
-                           f"this is {self.version}: name another --save file")
+        version = held.get("version")
+        if version not in (1, VERSION) or isinstance(version, bool):
+            raise BadInput(f"{self.path}: games file version {version!r}, written by tune2048 "
+                           f"{held.get('tune2048')}; this tune2048 reads versions 1 and "
+                           f"{VERSION}: name another --save file")
+        rules = held.get("rules") if version == VERSION else RULES_OF_VERSION_1
+        if rules != RULES:
+            raise BadInput(f"{self.path}: holds games played by other rules ({rules!r}; this "
+                           f"tune2048 plays {RULES!r}): name another --save file")
         players = held.get("players")
         if not isinstance(players, list) or not all(map(_is_player, players)):
             raise BadInput(f"{self.path}: its players are not as tune compare writes them")
@@ -109,8 +121,8 @@ class SavedGames:
 
     def _write(self) -> None:
         document = {
-            "format": MARKER, "version": VERSION, "tune2048": self.version,
-            "players": self.players,
+            "format": MARKER, "version": VERSION, "tune2048": installed.version(),
+            "rules": RULES, "players": self.players,
             "games": [[games[seed].to_dict() for seed in sorted(games)] for games in self.games],
         }
         atomic_write(self.path, json.dumps(document, indent=1) + "\n")

@@ -6,7 +6,7 @@ where they were played, so a run's history is the same on one CPU or a thousand,
 size of the units. Drivers: the Ray and in-process evaluators (``tuner.games.evaluation``) and the
 simulated cluster of ``bench/cluster_scale.py``; none of them is known here.
 
-``AllGames``: every job plays all its seeds (comparisons, validation, re-evaluation).
+``AllGames``: every job plays all its seeds (comparisons, validation).
 
 ``drive``: the one loop that runs a schedule on a *pool* of CPUs (Ray's, this process's, a
 simulated cluster's), so that what wakes the driver is decided once, here. It follows the run's

@@ -147,7 +147,7 @@ class BestSoFar(Observer):
             "run": c.run.name,
             "candidate": winner.label,
             "generation": winner.generation,
-            "fitness": c.validation_fitness,
+            "fitness": c.evaluation.fitness,
             "validation_fitness": winner.fitness.value,
             "validation_stderr": winner.fitness.stderr,
             "validation_mean_score": winner.mean_score,
@@ -224,10 +224,10 @@ class GenerationLog(Observer):
         log.info("validation on %s each%s", counted(c.validation.games, "held-out game"),
                  " (+/-: 95% confidence interval)" if c.validation.games > 1 else "")
         for r in rows:
-            score = ("" if c.validation_fitness == "mean_score" else
+            score = ("" if c.evaluation.fitness == "mean_score" else
                      f"  mean score {readable(r.mean_score)} {plus_minus(r.ci95, r.fitness.games)}")
             log.info("validation  %-18s gen %3d  %s %s %s%s%s", r.label, r.generation,
-                     c.validation_fitness.replace("_", " "), readable(r.fitness.value),
+                     c.evaluation.fitness.replace("_", " "), readable(r.fitness.value),
                      plus_minus(Z95 * r.fitness.stderr, r.fitness.games), score,
                      "  <- winner" if r is winner else "")
         for line in self.space.edge_warnings(winner.weights):

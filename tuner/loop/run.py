@@ -143,8 +143,7 @@ class TuningRun:
             state.config = config.resolved()
             store.write_config(state.config)
         try:
-            strategy = restore_strategy(state.strategy, config.strategy.name,
-                                        config.evaluation.games)
+            strategy = restore_strategy(state.strategy, config.strategy.name)
         except StrategyStateError as err:
             raise CheckpointError(f"{store.location / ckpt.CHECKPOINT_FILE}: {err}") from None
         return cls(config, store, state, strategy, progress)
@@ -174,7 +173,8 @@ class TuningRun:
         self.state.stop_reason = reason
         log.info("stopping: %s", reason)
         interrupts.check()
-        rows, winner = validate(self.games(), self.space, self.state, self.strategy.mean)
+        rows, winner = validate(self.games(), self.space, self.state,
+                                self.strategy.result.mean)
         with interrupts.deferred():
             self.state.finished = True
             self.observers.validation_ended(rows, winner, self.state)

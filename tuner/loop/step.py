@@ -1,12 +1,11 @@
 """One generation: ask the strategy for candidates, play their games, tell it the fitness, and
 return a record of what happened.
 
-Every candidate plays the generation's seeds (common random numbers), as many as the budget
-says (``tuner.games.budget``: a fixed number, or a race that plays the candidates whose rank is
-undecided more); the optional re-evaluation plays the best few again on fresh seeds; a strategy
-may look again at a few candidates; the strategy is told the fitness. The step updates the run's
-state in memory (its counters, elites, history row, strategy bytes); writing anything is the
-observers' job (``tuner.loop.observers``).
+Every candidate plays the generation's seeds (common random numbers), as many as the run's
+budget says (``evaluation.games``, ``tuner.games.budget``: a fixed number, or a race that plays
+the candidates whose rank is undecided more); the strategy is told the fitness. The step updates
+the run's state in memory (its counters, elites, history row, strategy bytes); writing anything
+is the observers' job (``tuner.loop.observers``).
 """
 
 from __future__ import annotations
@@ -23,16 +22,16 @@ from tuner import interrupts
 from tuner.config import RunConfig
 from tuner.errors import ConfigError
 from tuner.games import throughput
-from tuner.games.budget import AdaptiveGames, Budget
+from tuner.games.budget import Budget
 from tuner.games.evaluation import Evaluator, Job
-from tuner.games.fitness import FITNESSES, Fitness, score_fitness, within_noise
+from tuner.games.fitness import Fitness, score_fitness, within_noise
 from tuner.games.schedule import GenerationGames
-from tuner.games.seeds import reevaluation_seeds, set_games, training_seeds, validation_seeds
+from tuner.games.seeds import training_seeds, validation_seeds
 from tuner.loop.observers import Observers, generation_label
 from tuner.loop.record import GenerationRecord, Spent
 from tuner.space import SearchSpace
 from tuner.store.checkpoint import Candidate, RunState
-from tuner.strategies import Strategy
+from tuner.strategies import Result, Strategy
 
 CMA_STOP_PREFIX = "cma-es termination: "  # RunState.cma_stop: this, then pycma's criteria
 
@@ -47,34 +46,17 @@ class Games:
         self.observers = observers
 
     def spec(self, weights: dict[str, float]) -> PlayerSpec | EnginePlayer:
-        """The player of ``weights``' games (validation always plays games)."""
+        """The player of ``weights``' games."""
         return self.config.player(weights)
 
-    def training_spec(self, weights: dict[str, float]):
-        """What scores ``weights`` in training: their games, or their player on the run's
-        position set under a position fitness."""
-        return self.config.training_player(weights)
-
-    def training_seeds(self, generation: int, count: int, again: bool = False) -> list[int]:
-        """What a generation's candidates are scored on: game seeds (``again``: the fresh ones
-        of a re-evaluation), or under a position fitness the set's games drawn for it."""
-        c = self.config
-        if c.positions is not None:
-            return set_games(c.run.seed, generation, count, c.positions.games, again)
-        return (reevaluation_seeds if again else training_seeds)(c.run.seed, generation, count)
-
-    def training_fitness(self, results: list) -> Fitness:
-        """The config's fitness of a candidate's training results."""
-        evaluation = self.config.evaluation
-        return score_fitness(results, evaluation.fitness, **evaluation.fitness_options)
+    def training_seeds(self, generation: int, count: int) -> list[int]:
+        """The seeds a generation's candidates play."""
+        return training_seeds(self.config.run.seed, generation, count)
 
     def fitness(self, results: list[GameResult]) -> Fitness:
-        """The fitness of games played (``RunConfig.validation_fitness``): validation plays
-        games, whatever trains."""
-        c = self.config
-        if c.validation_fitness != c.evaluation.fitness:
-            return score_fitness(results, c.validation_fitness)
-        return self.training_fitness(results)
+        """The config's fitness of a candidate's games."""
+        evaluation = self.config.evaluation
+        return score_fitness(results, evaluation.fitness, **evaluation.fitness_options)
 
     def play(self, label: str, weight_sets: list[dict[str, float]], seeds: list[int]):
         """Each weight set on ``seeds``, as one phase of games named ``label``."""
@@ -119,7 +101,7 @@ class GenerationStep:
         started = time.perf_counter()
         generation = state.generation + 1
         xs = self.strategy.ask()
-        budget = self.strategy.budget()
+        budget = c.evaluation.games
         weight_sets = [self.space.weights(x) for x in xs]
         spent = Spent()
         try:
@@ -128,11 +110,9 @@ class GenerationStep:
             raise self.weights_refused(weight_sets, generation, refused) from None
         played = [len(r) for r in results]
         self.strategy.tell(xs, [f.value for f in fits])
-        if looked_at := self.strategy.second_look():
-            self.second_look(weight_sets, looked_at, generation, budget.most, spent)
         # the strategy that produced this generation, before an IPOP restart replaces it
-        diagnostics = self.strategy.diagnostics()
-        cma_stop = self.strategy.termination()
+        result = self.strategy.result
+        cma_stop = self.strategy.stop()
 
         elapsed = time.perf_counter() - started
         extra = {}
@@ -147,7 +127,7 @@ class GenerationStep:
             if cma_stop:
                 state.cma_stop = CMA_STOP_PREFIX + ", ".join(sorted(cma_stop))
             self.update_elites(state, xs, weight_sets, fits, generation)
-            row = self.history_row(state, weight_sets, fits, played, budget, spent, diagnostics)
+            row = self.history_row(state, weight_sets, fits, played, budget, spent, result)
             row.update(extra)
             state.history.append(row)
             state.cluster = (*state.cluster, machines)
@@ -160,28 +140,15 @@ class GenerationStep:
 
     def play_and_score(self, weight_sets: list[dict[str, float]], generation: int,
                        budget: Budget, spent: Spent):
-        """A generation's games and fitness, with the re-evaluation of its best if the config
-        asks for it: results and fits; what the games cost goes to ``spent``. One phase of
-        games: under a race, its total is every candidate at ``max`` games."""
-        c, games = self.config, self.games
+        """A generation's games and fitness, as one phase of games (under a race, its total is
+        every candidate at ``max`` games): results and fits; what the games cost goes to
+        ``spent``."""
+        games = self.games
         racing = budget.first != budget.most
-        reevaluated = min(c.evaluation.reevaluate_best, len(weight_sets))
-        label = games.label(generation)
-        with games.observers.games(label + (", round 1" if racing else ""),
-                                   (len(weight_sets) + reevaluated) * budget.most, up_to=racing):
+        with games.observers.games(games.label(generation) + (", round 1" if racing else ""),
+                                   len(weight_sets) * budget.most, up_to=racing):
             results, fits = self.play_generation(weight_sets, generation, budget)
             spent.add(results)
-            if c.evaluation.reevaluate_best:  # fixed games only (config)
-                best_first = sorted(range(len(weight_sets)), key=lambda i: -fits[i].value)
-                top = best_first[: c.evaluation.reevaluate_best]
-                seeds = games.training_seeds(generation, budget.most, again=True)
-                jobs = [Job(j, games.training_spec(weight_sets[i]), tuple(seeds))
-                        for j, i in enumerate(top)]
-                again = games.evaluator.play(jobs, games.observers.games_played)
-                pool = FITNESSES[c.evaluation.fitness].pool
-                for i, r in zip(top, again):
-                    fits[i] = pool(results[i], r, **c.evaluation.fitness_options)
-                spent.add(again)
         return results, fits
 
     def play_generation(self, weight_sets: list[dict[str, float]], generation: int,
@@ -191,11 +158,9 @@ class GenerationStep:
         (``tuner.games.schedule.GenerationGames``, dispatched as the evaluator's policy says)."""
         games = self.games
         seeds = games.training_seeds(generation, budget.most)
-        racing = isinstance(budget, AdaptiveGames)
-        schedule = GenerationGames(len(weight_sets), seeds, budget,
-                                   self.strategy.rank_weights() if racing else [],
-                                   games.training_fitness)
-        jobs = [Job(i, games.training_spec(w), tuple(seeds)) for i, w in enumerate(weight_sets)]
+        rank_weights = budget.rank_weights(self.space.dimension, len(weight_sets))
+        schedule = GenerationGames(len(weight_sets), seeds, budget, rank_weights, games.fitness)
+        jobs = [Job(i, games.spec(w), tuple(seeds)) for i, w in enumerate(weight_sets)]
         rounds = 1
 
         def progress(count: int) -> None:
@@ -207,21 +172,6 @@ class GenerationStep:
 
         results = games.evaluator.run(jobs, schedule, progress)
         return results, schedule.fits
-
-    def second_look(self, weight_sets: list[dict[str, float]], looked_at: list[int],
-                    generation: int, count: int, spent: Spent) -> None:
-        """The candidates the strategy looks at again, on the generation's re-evaluation seeds
-        (never a training or validation seed), ``count`` games each; their fitness goes back to
-        the strategy, what their games cost to ``spent``."""
-        games = self.games
-        seeds = games.training_seeds(generation, count, again=True)
-        jobs = [Job(j, games.training_spec(weight_sets[i]), tuple(seeds))
-                for j, i in enumerate(looked_at)]
-        with games.observers.games(f"{games.label(generation)}: second look",
-                                   len(seeds) * len(jobs)):
-            results = games.evaluator.play(jobs, games.observers.games_played)
-        self.strategy.looked_again([games.training_fitness(r).value for r in results])
-        spent.add(results)
 
     def weights_refused(self, weight_sets: list[dict[str, float]], generation: int,
                         refused: HeuristicError) -> ConfigError:
@@ -242,8 +192,9 @@ class GenerationStep:
             "narrow the boxes and start a new run")
 
     def history_row(self, state: RunState, weight_sets, fits: list[Fitness], played: list[int],
-                    budget: Budget, spent: Spent, diagnostics: dict) -> dict:
-        """The generation's ``history.csv`` row."""
+                    budget: Budget, spent: Spent, result: Result) -> dict:
+        """The generation's ``history.csv`` row (``result``: the strategy's, as of this
+        generation)."""
         order = sorted(range(len(fits)), key=lambda i: -fits[i].value)
         best, worst = fits[order[0]], fits[order[-1]]
         tuned = {p.name for p in self.config.tuned}
@@ -255,7 +206,8 @@ class GenerationStep:
             "best_stderr": best.stderr,
             "median": statistics.median(f.value for f in fits),
             "worst": worst.value,
-            **diagnostics,
+            "sigma": result.sigma,
+            "restart": result.restart,
             "popsize": len(fits),
             "within_noise": within_noise(best, worst),
             "games_min": min(played),
@@ -281,7 +233,7 @@ class GenerationStep:
     def validate_best_guess(self, generation: int) -> dict[str, float]:
         """The strategy's best guess played on the validation seeds, for the history: what
         the run has found so far, measured on games it never trains on."""
-        weights = self.space.weights(self.strategy.mean)
+        weights = self.space.weights(self.strategy.result.mean)
         if self.games.heuristic_problem(weights) is not None:
             return {}
         seeds = validation_seeds(self.config.run.seed, self.config.validation.games)

@@ -1,5 +1,5 @@
-"""Search strategies: what proposes a generation's candidates, how many games each plays, and
-what is learnt from them (``base.Strategy``).
+"""Search strategies: what proposes a generation's candidates and learns from their fitness
+(``base.Strategy``); how many games each candidate plays is the loop's (``tuner.games.budget``).
 
 A strategy is one module here, with its ``KIND`` (``base.StrategyKind``: its config name, the
 ``strategy`` keys it reads, how it is built and restored), and one entry in ``STRATEGIES``: the
@@ -16,8 +16,9 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING
 
 from tuner import pickles
-from tuner.strategies import fixed, lra_cma_es, population, racing, uh_cma_es
+from tuner.strategies import fixed, population, racing
 from tuner.strategies.base import (
+    Result,
     Settings,
     Shared,
     Strategy,
@@ -25,16 +26,17 @@ from tuner.strategies.base import (
     StrategyStateError,
     unreadable,
 )
-from tuner.strategies.pycma_es import CMAES, WithGames
+from tuner.strategies.pycma_es import CMAES, CMAESStrategy
 
 if TYPE_CHECKING:
-    from tuner.games.budget import Budget
     from tuner.space import SearchSpace
 
 STRATEGIES: dict[str, StrategyKind] = {
-    kind.name: kind
-    for kind in (fixed.KIND, racing.KIND, population.KIND, uh_cma_es.KIND, lra_cma_es.KIND)
+    kind.name: kind for kind in (fixed.KIND, racing.KIND, population.KIND)
 }
+# strategies an earlier version had -> the version that removed them (the config refuses them
+# with why, in tuner.config.removed; a checkpoint's state of one is refused here)
+REMOVED = {"uh-cma-es": "0.4.0", "lra-cma-es": "0.4.0"}
 
 
 def implied(games: str) -> str:
@@ -48,17 +50,21 @@ def strategy_for(name: str, settings: Settings, shared: Shared, space: SearchSpa
     return STRATEGIES[name].create(settings, shared, space)
 
 
-def restore_strategy(data: bytes, name: str, games: Budget) -> Strategy:
-    """A strategy from a checkpoint's bytes; ``StrategyStateError`` if they cannot be read.
-    A checkpoint of tune2048 0.1 or 0.2 holds pycma's CMA-ES alone: it resumes as strategy
-    ``name`` (the config's: ``fixed`` or ``racing``) playing ``games`` (``evaluation.games``)."""
+def restore_strategy(data: bytes, name: str) -> Strategy:
+    """A strategy from a checkpoint's bytes; ``StrategyStateError`` if they cannot be read, or
+    hold a strategy that this version removed. A checkpoint of tune2048 0.1 or 0.2 holds pycma's
+    CMA-ES alone: it resumes as strategy ``name`` (the config's: ``fixed`` or ``racing``)."""
     try:
         top = pickles.loads(data)
     except Exception:  # noqa: BLE001 - unreadable here: CMAES.loads below says why
         top = None
     written = top.get("strategy") if isinstance(top, dict) else None
     if not isinstance(written, str):
-        return WithGames(name, CMAES.loads(data), games)
+        return CMAESStrategy(name, CMAES.loads(data))
+    if written in REMOVED:
+        raise StrategyStateError(f"the checkpoint holds strategy {written}, removed in tune2048 "
+                                 f"{REMOVED[written]}, so the run cannot go on: start a new one "
+                                 "from its config.yaml without the strategy section")
     if written not in STRATEGIES:
         raise StrategyStateError(f"the checkpoint holds a {written!r} strategy, which this "
                                  f"version of tune2048 does not know ({', '.join(STRATEGIES)}): "
@@ -82,5 +88,5 @@ def installed(libraries: dict[str, str]) -> dict[str, str]:
     return found
 
 
-__all__ = ["STRATEGIES", "Shared", "Strategy", "StrategyStateError", "implied", "restore_strategy",
-           "strategy_for"]
+__all__ = ["REMOVED", "STRATEGIES", "Result", "Shared", "Strategy", "StrategyStateError",
+           "implied", "restore_strategy", "strategy_for"]

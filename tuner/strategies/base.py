@@ -1,9 +1,10 @@
 """What the tuning loop asks of a strategy, and what each kind of strategy declares.
 
-A strategy is one thing: it proposes a generation's candidates, says how many games each plays
-(a ``tuner.games.budget`` budget: a fixed number or a race), may ask for a second look at a few of
-them on fresh seeds, and learns from their fitness. Points are in the normalised [0, 1] box
-(``tuner.space``); fitness is higher-is-better.
+A strategy is pycma's ``OOOptimizer`` and no more: it proposes a generation's candidates
+(``ask``), learns from their fitness (``tell``), says when it has converged (``stop``), gives its
+best guess (``result``), and saves its state (``dumps``). Points are in the normalised [0, 1] box
+(``tuner.space``); fitness is higher-is-better. How many games each candidate plays is the
+loop's, from the run's budget (``tuner.games.budget``).
 
 Every strategy holds its whole state, random state included, in what ``dumps`` returns, so that a
 resumed run asks exactly what an uninterrupted one would have.
@@ -20,17 +21,24 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from engine.errors import BadInput
-from tuner.games.budget import Budget
 
 if TYPE_CHECKING:
     from tuner.checker import Checker
     from tuner.space import SearchSpace
 
 
+@dataclass(frozen=True)
+class Result:
+    """What a strategy has found so far, and the numbers of its history row."""
+
+    mean: np.ndarray  # its best guess of the optimum (pycma's ``xfavorite``)
+    sigma: float  # its step size
+    restart: int  # its IPOP restarts so far
+
+
 class Strategy(Protocol):
-    """What the tuning loop asks of a strategy, in this order each generation: ``ask``,
-    ``budget`` (and ``rank_weights`` when it races), ``tell``, ``second_look`` and, if it named
-    any candidate, ``looked_again``; then ``termination``."""
+    """What the tuning loop asks of a strategy, in this order each generation: ``ask``, ``tell``
+    (the fitness of what it asked), ``result``, ``stop``; ``dumps`` for the checkpoint."""
 
     name: str  # its config name (``STRATEGIES``)
     popsize: int  # candidates per generation (an IPOP restart may change it)
@@ -38,32 +46,16 @@ class Strategy(Protocol):
     def ask(self) -> list[np.ndarray]:
         """This generation's candidates."""
 
-    def budget(self) -> Budget:
-        """The games each candidate of this generation plays."""
-
-    def rank_weights(self) -> list[float]:
-        """How much each rank of the generation just asked counts, best first: what a race
-        spends its games on (``tuner.games.budget``); asked only when ``budget`` races."""
-
     def tell(self, xs: list[np.ndarray], fitness: list[float]) -> None:
         """The candidates' fitness, in the order asked."""
 
-    def second_look(self) -> list[int]:
-        """Candidates of the generation just told to play again, on fresh seeds and as many
-        games as ``budget`` gave them (none for most strategies)."""
-
-    def looked_again(self, fitness: list[float]) -> None:
-        """The fitness of the candidates ``second_look`` named, in its order."""
-
-    def termination(self) -> dict | None:
-        """The strategy's own reasons to stop (None: go on); called once a generation."""
+    def stop(self) -> dict | None:
+        """The strategy's own reasons to stop (None: go on, after restarting if it restarts);
+        called once a generation, after ``tell``."""
 
     @property
-    def mean(self) -> np.ndarray:
-        """The strategy's best guess of the optimum."""
-
-    def diagnostics(self) -> dict[str, float]:
-        """Numbers for the history row of the generation just told (before any restart)."""
+    def result(self) -> Result:
+        """Its best guess and numbers, as of the generation just told."""
 
     def dumps(self) -> bytes:
         """The whole state, for the checkpoint (``tuner.strategies.restore_strategy``)."""
@@ -80,14 +72,13 @@ def default_popsize(dimension: int) -> int:
 @dataclass(frozen=True)
 class Shared:
     """The run's values that every strategy may read, besides its own settings and the search
-    space: the config's ``run.seed``, ``cmaes.sigma0``, ``cmaes.popsize`` (``auto`` resolved),
-    ``cmaes.restarts`` and ``evaluation.games``."""
+    space: the config's ``run.seed``, ``cmaes.sigma0``, ``cmaes.popsize`` (``auto`` resolved)
+    and ``cmaes.restarts``."""
 
     seed: int  # every random draw of the strategy derives from it
     sigma0: float  # the first step size, in the normalised [0, 1] box
     popsize: int | None  # None: pycma's default for the space (default_popsize)
     restarts: int  # IPOP restarts, each doubling the population
-    games: Budget  # a number of games (FixedGames) or a race (AdaptiveGames)
 
     def population(self, dimension: int, scale: int = 1) -> int:
         """The first generation's candidates: ``scale`` times ``popsize``, or times pycma's
@@ -98,23 +89,16 @@ class Shared:
 @dataclass(frozen=True)
 class StrategyKind:
     """One entry of ``STRATEGIES``: a strategy as the config names it. No code outside its
-    module names it: the config asks this for its names, keys, checks and games.
+    module names it: the config asks this for its names, keys and checks.
 
     ``games``: what ``evaluation.games`` must be for it, ``"number"`` (the games every candidate
-    plays, or starts with) or ``"race"`` (the race's ``{min, max, ...}``); the ``implied`` one of
-    each form is the strategy of a config without a ``strategy`` section. ``read(check, section,
-    games)``: its own keys of the ``strategy`` section, checked and with their defaults (``keys``
-    names them all; ``games`` is ``evaluation.games``' number, None for a race).
+    plays) or ``"race"`` (the race's ``{min, max, ...}``); the ``implied`` one of each form is
+    the strategy of a config without a ``strategy`` section. ``read(check, section)``: its own
+    keys of the ``strategy`` section, checked and with their defaults (``keys`` names them all).
     ``create(settings, shared, space)``: the strategy at the run's start, from what ``read``
     returned; ``load(state)``: a strategy from what its ``dumps`` put in the envelope
     (``envelope``). ``factor``: the key of its settings that multiplies its population
-    (``scale``). ``most(games, settings)``: the most games one candidate can play in a
-    generation. ``second_looks(settings, population)``: the most candidates it plays again after a
-    generation of ``population`` (``Strategy.second_look``), each at the generation's most games
-    (what a run's price counts). ``unfit(settings, population)``: what its settings cannot do with a first
-    generation of ``population`` candidates (``cmaes.popsize`` resolved, times ``scale``), as
-    ``(key path, problem)``, or None; the config asks it of every population a run can start
-    with, ``auto``'s included."""
+    (``scale``)."""
 
     name: str
     summary: str
@@ -122,19 +106,9 @@ class StrategyKind:
     create: Callable[[Settings, Shared, SearchSpace], Strategy]
     load: Callable[[bytes], Strategy]
     keys: tuple[str, ...] = ()
-    read: Callable[[Checker, Mapping, int | None], Settings] = field(
-        default=lambda check, section, games: {})
+    read: Callable[[Checker, Mapping], Settings] = field(default=lambda check, section: {})
     factor: str | None = None
-    most: Callable[[int, Settings], int] = field(default=lambda games, settings: games)
-    second_looks: Callable[[Settings, int], int] = field(
-        default=lambda settings, population: 0)
-    unfit: Callable[[Settings, int], tuple[str, str] | None] = field(
-        default=lambda settings, population: None)
-    restarts: bool = True  # whether it can restart (cmaes.restarts)
     implied: bool = False  # what evaluation.games alone names, for its form of games
-    # whether evaluation.reevaluate_best may play its best candidates again: not where it
-    # decides itself which candidates play more
-    reevaluate_best: bool = False
 
     def scale(self, settings: Settings) -> int:
         """Its population, as a multiple of ``cmaes.popsize`` (or of pycma's default)."""

@@ -10,19 +10,19 @@ population CMA-ES would use (``cmaes.popsize``, or pycma's default), every candi
 from __future__ import annotations
 
 from tuner.strategies.base import StrategyKind
-from tuner.strategies.pycma_es import WithGames, cmaes_for
+from tuner.strategies.pycma_es import CMAESStrategy, cmaes_for
 
 MAX_FACTOR = 100
 
 
-def read(check, section, games) -> dict:
+def read(check, section) -> dict:
     return {"factor": check.integer(section, "factor", "strategy", default=4, low=2,
                                     high=MAX_FACTOR)}
 
 
-def create(settings, shared, space) -> WithGames:
+def create(settings, shared, space) -> CMAESStrategy:
     popsize = shared.population(space.dimension, settings["factor"])
-    return WithGames("population", cmaes_for(shared, space, popsize), shared.games)
+    return CMAESStrategy("population", cmaes_for(shared, space, popsize))
 
 
 KIND = StrategyKind(
@@ -30,9 +30,8 @@ KIND = StrategyKind(
     summary="CMA-ES with factor x its population, every candidate on evaluation.games games",
     games="number",
     create=create,
-    load=WithGames.loads,
+    load=CMAESStrategy.loads,
     keys=("factor",),
     read=read,
     factor="factor",
-    reevaluate_best=True,
 )

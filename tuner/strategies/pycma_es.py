@@ -1,53 +1,27 @@
-"""pycma's CMA-ES, and the strategies that drive it with a games budget (fixed, racing, population).
+"""pycma's CMA-ES, and the strategies built on it (fixed, racing, population).
 
 ``CMAES`` is CMA-ES over the normalised [0, 1] box, with IPOP restarts. It holds no hidden state:
 its normal samples come from a ``numpy`` Generator owned by the ES object itself (pycma's
 ``randn`` option), so pickling the ES captures its random state and a resumed run draws exactly
-the candidates an uninterrupted run would. ``WithGames`` is a strategy: a ``CMAES`` and the games
-each candidate plays.
+the candidates an uninterrupted run would. ``CMAESStrategy`` is a strategy: a ``CMAES`` under its
+config name.
 """
 
 from __future__ import annotations
 
 import pickle
-import sys
-import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tuner import pickles
-from tuner.games.budget import Budget
-from tuner.strategies.base import Shared, StrategyStateError, envelope, unreadable
+from tuner.games.pycma import pycma
+from tuner.strategies.base import Result, Shared, StrategyStateError, envelope, unreadable
 
 if TYPE_CHECKING:
-    from types import ModuleType
-
     import cma
 
     from tuner.space import SearchSpace
-
-
-def pycma() -> ModuleType:
-    """pycma, imported on first use only, and without matplotlib: pycma loads pyplot as it
-    imports, for plotting of its own that we never use, and that took 0.6 to 1.4 s of every
-    run's start here (reading a config needs neither). Where this process has loaded
-    matplotlib already, pycma finds it as usual."""
-    if "cma" in sys.modules:
-        return sys.modules["cma"]
-    kept_out = "matplotlib" not in sys.modules
-    if kept_out:
-        sys.modules["matplotlib"] = None  # pycma's `from matplotlib import pyplot` fails at once
-    try:
-        with warnings.catch_warnings():
-            # the warning pycma gives where it finds no matplotlib, about its plotting
-            warnings.filterwarnings("ignore", "Could not import matplotlib", UserWarning,
-                                    r"cma\.")
-            import cma  # on first use: see above
-    finally:
-        if kept_out:
-            del sys.modules["matplotlib"]  # a later import finds the real one
-    return cma
 
 
 class SeededNormal:
@@ -91,15 +65,7 @@ class CMAES:
     def tell(self, xs: list[np.ndarray], fitness: list[float]) -> None:
         self.es.tell(xs, [-f for f in fitness])  # pycma minimises
 
-    def rank_weights(self) -> list[float]:
-        """pycma's recombination weights: positive for the best half (the mean and the
-        covariance), negative for the rest (active CMA: the covariance only)."""
-        return [float(w) for w in self.es.sp.weights]
-
-    def diagnostics(self) -> dict[str, float]:
-        return {"sigma": self.sigma, "restart": self.restart}
-
-    def termination(self) -> dict | None:
+    def stop(self) -> dict | None:
         """pycma's own stop criteria; restarts with a doubled population while restarts are left.
 
         Returns the criteria that ended the run, or None while it goes on.
@@ -116,17 +82,12 @@ class CMAES:
         return stop
 
     @property
-    def sigma(self) -> float:
-        return float(self.es.sigma)
-
-    @property
-    def mean(self) -> np.ndarray:
-        """The distribution mean, mapped into the bounds: CMA-ES's best guess of the optimum.
-
-        (``es.mean`` lives in pycma's unbounded internal space; ``result.xfavorite`` is the point
-        candidates are actually evaluated at.)
-        """
-        return np.asarray(self.es.result.xfavorite, dtype=np.float64).copy()
+    def result(self) -> Result:
+        """The distribution mean, mapped into the bounds (CMA-ES's best guess of the optimum),
+        the step size and the restarts so far. (``es.mean`` lives in pycma's unbounded internal
+        space; ``result.xfavorite`` is the point candidates are actually evaluated at.)"""
+        mean = np.asarray(self.es.result.xfavorite, dtype=np.float64).copy()
+        return Result(mean, float(self.es.sigma), self.restart)
 
     def dumps(self) -> bytes:
         """The state pickled inside an envelope of plain types that names the libraries which
@@ -168,14 +129,13 @@ def cmaes_for(shared: Shared, space: SearchSpace, popsize: int | None = None) ->
                  shared.restarts)
 
 
-class WithGames:
-    """A strategy of CMA-ES and a games budget: every generation's candidates play ``games``
-    (``tuner.games.budget``), and CMA-ES learns from their fitness."""
+class CMAESStrategy:
+    """A strategy of pycma's CMA-ES (``CMAES``) under its config ``name``: every strategy of this
+    module, which differ in their population and the games the run gives each candidate."""
 
-    def __init__(self, name: str, cma_es: CMAES, games: Budget):
+    def __init__(self, name: str, cma_es: CMAES):
         self.name = name
         self.cma_es = cma_es
-        self.games = games
 
     @property
     def popsize(self) -> int:
@@ -184,30 +144,15 @@ class WithGames:
     def ask(self) -> list[np.ndarray]:
         return self.cma_es.ask()
 
-    def budget(self) -> Budget:
-        return self.games
-
-    def rank_weights(self) -> list[float]:
-        return self.cma_es.rank_weights()
-
     def tell(self, xs: list[np.ndarray], fitness: list[float]) -> None:
         self.cma_es.tell(xs, fitness)
 
-    def second_look(self) -> list[int]:
-        return []
-
-    def looked_again(self, fitness: list[float]) -> None:
-        raise AssertionError("no second look was asked for")
-
-    def termination(self) -> dict | None:
-        return self.cma_es.termination()
+    def stop(self) -> dict | None:
+        return self.cma_es.stop()
 
     @property
-    def mean(self) -> np.ndarray:
-        return self.cma_es.mean
-
-    def diagnostics(self) -> dict[str, float]:
-        return self.cma_es.diagnostics()
+    def result(self) -> Result:
+        return self.cma_es.result
 
     def dumps(self) -> bytes:
         """The strategy pickled with its CMA-ES apart, in ``CMAES.dumps``' own envelope."""
@@ -219,8 +164,9 @@ class WithGames:
         return envelope(self.name, libraries(), state)
 
     @staticmethod
-    def loads(state: bytes) -> WithGames:
+    def loads(state: bytes) -> CMAESStrategy:
         parts = pickles.loads(state)
         strategy = parts["strategy"]
+        vars(strategy).pop("games", None)  # tune2048 0.3 kept the run's budget here
         strategy.cma_es = CMAES.loads(parts["cma_es"])
         return strategy

@@ -1,5 +1,4 @@
-"""Regenerate the broken run directories and position sets of this corpus (run ``python
-make_checkpoints.py``).
+"""Regenerate the broken run directories of this corpus (run ``python make_checkpoints.py``).
 
 Each ``run-*`` directory starts as a real run directory made without Ray: ``TuningRun.start``
 writes ``config.yaml`` and ``save_state`` writes a complete ``checkpoint.pkl`` (and an empty
@@ -30,12 +29,6 @@ small depth-0 config played in this process, less the files ``tune report`` does
 - ``report-not-run-config``: ``config.yaml`` is a weights file, not a run config.
 - ``report-config-list``: ``config.yaml`` is a YAML list.
 - ``report-config-invalid``: ``config.yaml`` is a run config with a depth of 9.
-
-The ``positions-*`` files (for ``tune positions show``) start as the position set format's
-fixture, ``tests/data/positions/classic-v1.npz``:
-
-- ``positions-damaged.npz``: one oracle value changed after it was written.
-- ``positions-other-rules.npz``: written for other rules than these.
 
 Commit the generated files: the tests read them, they do not run this script. The committed
 checkpoints predate checkpoint format version 2 (they are bare pickles, whose version 99 is inside
@@ -137,22 +130,6 @@ def broken_reports() -> None:
         damage(run_dir)
 
 
-def position_sets() -> None:
-    """The positions-* files, from the position set format's fixture."""
-    import numpy as np
-
-    from engine.positions import set_file
-
-    fixture = HERE.parent / "positions" / "classic-v1.npz"
-    built = set_file.read_positions(fixture)
-    with np.load(fixture) as archive:  # one value changed after writing: the digest disagrees
-        arrays = {name: archive[name] for name in archive.files}
-    arrays["values"][0, np.nanargmax(arrays["values"][0])] += 1.0
-    np.savez(HERE / "positions-damaged.npz", **arrays)
-    set_file.RULES = "2048 5x5, spawns 2:0.9 4:0.1"
-    set_file.write_positions(HERE / "positions-other-rules.npz", built)
-
-
 def main() -> None:
     truncated = HERE / "run-truncated"
     fresh_run(truncated)
@@ -186,7 +163,6 @@ def main() -> None:
 
     broken_runs()
     broken_reports()
-    position_sets()
 
 
 if __name__ == "__main__":

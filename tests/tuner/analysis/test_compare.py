@@ -14,6 +14,9 @@ import pytest
 from conftest import EXIT_RAY_GUARD, run_tune
 
 from engine import Solver, read_weights
+from engine.rules import RULES
+from engine.weights_file import WeightsFile, write_weights
+from tuner import installed
 from tuner.analysis.compare import labels_for, paired_difference
 from tuner.cli.main import main
 
@@ -244,7 +247,8 @@ def test_the_games_a_save_holds_are_not_played_again(tmp_path, monkeypatch, caps
                    "--save", str(save))
     assert done.returncode == 0, done.stderr
     held = json.loads(save.read_text())
-    assert held["format"] == "tune2048-compare-games" and held["version"] == 1
+    assert held["format"] == "tune2048-compare-games" and held["version"] == 2
+    assert held["tune2048"] == installed.version() and held["rules"] == RULES
     assert [p["depth"] for p in held["players"]] == [0, 0]
     assert [g["seed"] for g in held["games"][0]] == list(range(7, 37))
     held["games"][0][0]["score"] += 30_000_000  # a kept game counts as it is kept
@@ -276,7 +280,7 @@ def test_a_save_is_written_at_once_then_at_most_every_write_interval(tmp_path, m
     solver = Solver(spec.family, spec.weights, depth=0)
     games = [solver.play(seed) for seed in range(6)]
     save = tmp_path / "games.json"
-    saved = saved_games.SavedGames(save, [spec], "9.9")
+    saved = saved_games.SavedGames(save, [spec])
 
     def written() -> int:
         return len(json.loads(save.read_text())["games"][0])
@@ -315,12 +319,12 @@ def test_a_save_holds_games_by_player_so_a_new_player_is_judged_against_kept_gam
         return [(game.seed, game.score, game.final_board) for game in results]
 
     save = tmp_path / "games.json"
-    first = SavedGames(save, [snake, classic], "9.9")
+    first = SavedGames(save, [snake, classic])
     first.add(0, games(snake))
     first.add(1, games(classic))
     first.flush()
     # A comparison naming classic again, beside a player new to the file, in another order.
-    second = SavedGames(save, [features, classic], "9.9")
+    second = SavedGames(save, [features, classic])
     assert second.missing(1, seeds) == () and second.missing(0, seeds) == tuple(seeds)
     assert second.count(seeds) == 30
     second.add(0, games(features))
@@ -329,7 +333,7 @@ def test_a_save_holds_games_by_player_so_a_new_player_is_judged_against_kept_gam
     assert held["players"] == [player(each) for each in (snake, classic, features)]
     assert [len(kept) for kept in held["games"]] == [30, 30, 30]  # snake's games kept as they were
     assert scores(second.results(0, seeds)) == scores(games(features))
-    third = SavedGames(save, [classic, snake], "9.9")
+    third = SavedGames(save, [classic, snake])
     assert scores(third.results(1, seeds)) == scores(games(snake))
     assert third.count(seeds) == 60
 
@@ -381,7 +385,8 @@ def test_a_player_named_twice_plays_its_games_once(tmp_path):
     assert [len(games) for games in json.loads(save.read_text())["games"]] == [30]
 
 
-THIS_VERSION = '{"format": "tune2048-compare-games", "version": 1, "tune2048": "{version}", '
+THIS_VERSION = ('{"format": "tune2048-compare-games", "version": 2, "tune2048": "0.4.0", '
+                '"rules": "{rules}", ')
 
 
 @pytest.mark.parametrize(
@@ -389,9 +394,13 @@ THIS_VERSION = '{"format": "tune2048-compare-games", "version": 1, "tune2048": "
     [
         ("not json", "not a file of tune compare's games"),
         ('{"format": "tune2048-weights"}', "not a file of tune compare's games"),
-        ('{"format": "tune2048-compare-games", "version": 9}', "games file version 9"),
-        ('{"format": "tune2048-compare-games", "version": 1, "tune2048": "0.0.1"}',
-         "holds games played by tune2048 0.0.1"),
+        ('{"format": "tune2048-compare-games", "version": 9, "tune2048": "9.0.0"}',
+         "games file version 9, written by tune2048 9.0.0; this tune2048 reads versions 1 and 2"),
+        ('{"format": "tune2048-compare-games", "version": true}', "games file version True"),
+        ('{"format": "tune2048-compare-games", "version": 2, "rules": "2048 5x5"}',
+         "holds games played by other rules ('2048 5x5'; this tune2048 plays"),
+        ('{"format": "tune2048-compare-games", "version": 2}',
+         "holds games played by other rules (None; this tune2048 plays"),
         (THIS_VERSION + '"players": {}}', "its players are not as tune compare writes them"),
         (THIS_VERSION + '"players": [{"family": "classic"}], "games": [[]]}',
          "its players are not as tune compare writes them"),
@@ -417,14 +426,59 @@ def test_a_save_file_of_anything_else_is_refused_and_left_as_it_was(tmp_path, mo
     monkeypatch.setattr(tuner.cluster.ray_evaluator, "RayEvaluator", no_ray)
     players = [player(PlayerSpec("classic", read_weights(PAIR[0]).weights, 1, 0.0001))]
     save = tmp_path / "games.json"
-    text = held.replace("{version}", tuner.games.evaluation.tune2048_version()).replace(
-        "{players}", json.dumps(players))
+    text = held.replace("{rules}", RULES).replace("{players}", json.dumps(players))
     save.write_text(text)
     assert main(["compare", PAIR[0], PAIR[0], "--depth", "1", "--save", str(save)]) == 2
     [line] = capsys.readouterr().err.splitlines()
     assert line.startswith(f"tune: error: {save}: ") and expected in line, line
     assert save.read_text() == text
     assert [p.name for p in tmp_path.iterdir()] == ["games.json"]
+
+
+# The games files shipped with the project's results, written by tune2048 0.3 (version 1).
+SHIPPED_GAMES = sorted(ROOT.glob("runs/**/*.games.json"))
+
+
+@pytest.mark.parametrize("shipped", SHIPPED_GAMES, ids=lambda path: path.name)
+def test_every_shipped_games_file_is_read_with_every_game_it_holds(shipped):
+    from tuner.games.saved_games import SavedGames
+
+    held = json.loads(shipped.read_text())
+    saved = SavedGames(shipped, [])
+    assert saved.players == held["players"]
+    assert [sorted(games) for games in saved.games] == [
+        sorted(game["seed"] for game in games) for games in held["games"]]
+
+
+def test_a_games_file_of_an_earlier_version_goes_on_with_the_same_games(tmp_path, capsys):
+    """A copy of a shipped file, less one seed of every player: the comparison of its players
+    reuses every game it holds and plays the seed again, the very games the file had, then
+    writes the file as this version does."""
+    [shipped] = [path for path in SHIPPED_GAMES if path.name == "strategies-d3-1000.games.json"]
+    held = json.loads(shipped.read_text())
+    assert held["version"] == 1 and "rules" not in held
+    seed = 10**9 + 343  # the cheapest of the file's seeds: about 1.3 s for its three games
+    removed = [next(game for game in games if game["seed"] == seed) for games in held["games"]]
+    held["games"] = [[game for game in games if game["seed"] != seed] for games in held["games"]]
+    copy = tmp_path / shipped.name
+    copy.write_text(json.dumps(held), encoding="utf-8")
+    files = []
+    for i, each in enumerate(held["players"]):
+        files.append(str(tmp_path / f"player-{i}.yaml"))
+        write_weights(files[-1], WeightsFile(each["family"], each["weights"], each["depth"]))
+    assert main(["compare", *files, "--depth", "3", "--games", "1000", "--workers", "1",
+                 "--json", "--save", str(copy)]) == 0
+    assert capsys.readouterr().err.endswith(
+        f"{copy}: 2,997 of 3,000 games reused from it, 3 played now and added\n")
+    now = json.loads(copy.read_text())
+    assert (now["version"], now["rules"], now["tune2048"]) == (2, RULES, installed.version())
+    assert now["players"] == held["players"]
+
+    def decided(game: dict) -> dict:
+        return {key: value for key, value in game.items() if key != "seconds"}
+
+    assert [decided(game) for games in now["games"] for game in games if game["seed"] == seed] \
+        == [decided(game) for game in removed]
 
 
 def test_a_save_path_that_cannot_be_written_is_refused_before_ray_starts(tmp_path, monkeypatch,

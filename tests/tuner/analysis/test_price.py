@@ -45,16 +45,15 @@ def config_of(doc: dict):
 
 
 def test_the_most_games_and_their_price_are_counted_exactly(tmp_path):
-    config = config_of(tiny(tmp_path, evaluation={"reevaluate_best": 1},
-                            validation={"every": 1}))
+    config = config_of(tiny(tmp_path, validation={"every": 1}))
     games = price.most_games(config, cpus=2)
-    # 3 generations of (4 candidates + 1 re-evaluated) x 8 games; validation: (top 2 + the mean
-    # + the best guess after each of 3 generations) x 10 games
-    assert (games.training, games.validation, games.total) == (120, 60, 180)
+    # 3 generations of 4 candidates x 8 games; validation: (top 2 + the mean + the best guess
+    # after each of 3 generations) x 10 games
+    assert (games.training, games.validation, games.total) == (96, 60, 156)
     result = price.price(config, 2, GameTime(0.5, "given"))
-    assert result.cpu_seconds == 90.0
-    assert result.wall_seconds(2) == price.START_SECONDS + 45.0
-    assert result.training_share == pytest.approx(2 / 3)
+    assert result.cpu_seconds == 78.0
+    assert result.wall_seconds(2) == price.START_SECONDS + 39.0
+    assert result.training_share == pytest.approx(96 / 156)
     with_start = config_of(tiny(tmp_path, validation={"reference": "start"}))
     assert price.most_games(with_start, cpus=2).validation == (2 + 1 + 1) * 10  # and the start
 
@@ -68,13 +67,9 @@ def test_a_race_under_max_games_counts_every_candidate_at_max_and_one_generation
     assert games.generations == 7  # as many as 100 games at 4 candidates x 4 games allow
 
 
-def test_restarts_count_the_largest_population_and_second_looks_their_games(tmp_path):
+def test_restarts_count_the_largest_population(tmp_path):
     restarted = price.most_games(config_of(tiny(tmp_path, cmaes={"restarts": 2})), cpus=2)
     assert (restarted.candidates, restarted.training) == (16, 3 * 16 * 8)
-    looked = price.most_games(config_of(tiny(
-        tmp_path, strategy={"name": "uh-cma-es", "max_games": 16})), cpus=2)
-    # up to 16 games a candidate; pycma looks again at 2 + 4 / 20 candidates, rounded up
-    assert looked.per_generation == (4 + 3) * 16
 
 
 def test_popsize_auto_is_priced_at_each_cluster_size_with_its_own_population(tmp_path):

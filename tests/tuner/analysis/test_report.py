@@ -137,7 +137,6 @@ def test_the_games_of_each_generation_get_a_panel_where_they_vary():
 
 @pytest.mark.parametrize(("evaluation", "label"), [
     ({"fitness": "reach_rate", "tile": 2048}, "share of games reaching 2048"),
-    ({"fitness": "mean_log2_max_tile"}, "mean log2 of the largest tile"),
     ({"fitness": "score_quantile", "quantile": 0.25}, "score at quantile 0.25 (points)"),
 ])
 def test_the_fitness_axis_says_what_the_fitness_measures(evaluation, label):

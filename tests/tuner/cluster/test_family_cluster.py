@@ -1,9 +1,10 @@
 """A family's code reaches every node of a Ray cluster through runtime_env, and every node must
-run the driver's tune2048 version."""
+run the driver's tune2048 code."""
 
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 from conftest import ODD_FAMILY_FILE_NAMES, TWIN
@@ -11,11 +12,12 @@ from conftest import ODD_FAMILY_FILE_NAMES, TWIN
 from engine.families import FAMILIES
 from engine.families.registry import canonical_spec
 from engine.solver import PlayerSpec
-from tuner.cluster import ray_evaluator
+from tuner import installed
 from tuner.cluster.ray_evaluator import RayEvaluator
 from tuner.errors import EvaluationError
 from tuner.games.evaluation import Job, SerialEvaluator
 
+ROOT = Path(__file__).resolve().parents[3]
 FAMILY = TWIN.format(cls="Shipped", name="shipped", param="empty")
 
 
@@ -70,14 +72,39 @@ def test_family_files_of_any_name_play_on_ray(cluster, tmp_path, monkeypatch):
     assert played[-2] != played[-1]  # the two fam.py files played their own code
 
 
-def test_a_node_of_another_tune2048_version_is_refused(cluster, monkeypatch):
-    evaluator = RayEvaluator(address=cluster.address, policy=4)
-    monkeypatch.setattr(ray_evaluator, "tune2048_version", lambda: "0.0.0-elsewhere")  # the driver
+@pytest.mark.parametrize("edited", [False, True], ids=["the same code", "one line added"])
+def test_nodes_play_the_drivers_code_wherever_it_lives_and_refuse_other_code(
+        cluster, monkeypatch, tmp_path, edited):
+    """The workers import a copy of tune2048 in another folder, as a node where the checkout is
+    installed elsewhere would: they play the driver's games, or, with one line added to a module,
+    refuse them in one line naming both codes."""
+    copy = tmp_path / "elsewhere"
+    for package in ("engine", "tuner"):
+        shutil.copytree(ROOT / package, copy / package,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    if edited:
+        board = copy / "engine" / "board.py"
+        board.write_text(board.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
+    theirs = installed.digest_of([copy / "engine", copy / "tuner"])
+    ship = RayEvaluator._ship
+    monkeypatch.setattr(RayEvaluator, "_ship", lambda self, *args: {
+        **ship(self, *args), "env_vars": {"PYTHONPATH": str(copy)}})  # first on their path
     jobs = [Job(0, PlayerSpec("classic", FAMILIES["classic"].defaults(), 0, 0.0), (1, 2, 3))]
+    evaluator = RayEvaluator(address=cluster.address, policy=4)
     try:
-        with pytest.raises(EvaluationError, match=r"runs tune2048 \S+, this driver "
-                                                  r"0\.0\.0-elsewhere: install the same version "
-                                                  "on every node"):
+        if not edited:
+            [games] = evaluator.play(jobs)
+            [here] = SerialEvaluator(1).play(jobs)
+            assert [(g.score, g.final_board) for g in games] == \
+                [(g.score, g.final_board) for g in here]
+            return
+        with pytest.raises(EvaluationError) as refused:
             evaluator.play(jobs)
     finally:
         evaluator.close()
+    ours = installed.code()
+    assert theirs != ours.digest
+    assert str(refused.value) == (
+        f"a Ray node ({ours.host}) runs tune2048 {ours.version} of code {theirs[:12]}, this "
+        f"driver ({ours.host}) runs tune2048 {ours.version} of code {ours.digest[:12]}: "
+        f"install the driver's code on every node ({ours.install})")

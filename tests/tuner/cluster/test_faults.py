@@ -373,10 +373,10 @@ import tuner.games.evaluation as evaluation
 from tuner.games.seeds import training_seeds
 doomed = set(training_seeds(21, 2, 8))
 real_play_unit = evaluation.play_unit
-def play_unit(candidate, spec, seeds, version):
+def play_unit(candidate, spec, seeds, driver):
     if candidate == 2 and seeds[0] in doomed:
         os._exit(1)  # the worker process dies every time it runs this unit of generation 2
-    return real_play_unit(candidate, spec, seeds, version)
+    return real_play_unit(candidate, spec, seeds, driver)
 evaluation.play_unit = play_unit
 from tuner.cli.main import main
 sys.exit(main())

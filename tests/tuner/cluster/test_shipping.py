@@ -90,27 +90,3 @@ def test_built_in_and_module_families_ship_as_before(tmp_path, monkeypatch):
 def test_a_family_file_that_cannot_be_read_is_one_line(tmp_path):
     with pytest.raises(FamilyNotFound, match=r"missing\.py: cannot read it: No such file"):
         ship_family(f"{tmp_path / 'missing.py'}:F")
-
-
-def test_a_position_set_ships_in_a_package_its_workers_find_it_in(tmp_path, monkeypatch):
-    import shutil
-
-    from engine.positions.scoring import PositionScorer
-    from engine.positions.set_file import read_positions
-    from engine.solver import PlayerSpec
-    from tuner.cluster.shipping import ship_file
-
-    fixture = Path(__file__).resolve().parents[2] / "data" / "positions" / "classic-v1.npz"
-    path = tmp_path / "set.npz"
-    shutil.copy(fixture, path)
-    folder, (package, name) = ship_file(str(path))
-    assert Path(folder).name == package and (Path(folder) / name).read_bytes() == path.read_bytes()
-    assert ship_file(str(path))[1] == (package, name)  # named after its content
-    path.unlink()  # what a worker sees is the shipped copy, wherever Ray unpacked it
-    monkeypatch.syspath_prepend(str(Path(folder).parent))
-    digest = read_positions(fixture).sha256
-    scorer = PositionScorer(PlayerSpec("classic", {}, 0), "regret", name, digest, package)
-    assert scorer.positions().games == 2
-    lost = PositionScorer(PlayerSpec("classic", {}, 0), "regret", name, digest, package + "x")
-    with pytest.raises(ValueError, match="its shipped copy .* is not on this worker"):
-        lost.positions()

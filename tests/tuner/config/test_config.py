@@ -136,13 +136,15 @@ def test_local_moves_a_run_saved_on_a_cluster_onto_this_machine():
 def test_auto_resolved_passes_every_check_of_a_written_number():
     document = quick_document()
     document["cmaes"]["popsize"] = "auto"
-    document["strategy"] = {"name": "uh-cma-es", "reevaluate": 7}
+    document["evaluation"]["games"] = 100_000
     config = parse_config(document, "test.yaml")  # auto gives 7 candidates at least
-    assert config.with_popsize(12, 64).cmaes.popsize == 12
+    assert config.with_popsize(10, 64).cmaes.popsize == 10
     with pytest.raises(ConfigError) as caught:
-        config.with_popsize(6, 1)  # what no CPU count gives, as a check of the check
-    assert str(caught.value) == ("test.yaml: strategy.reevaluate: 7 is more than the 6 "
-                                 "candidates of a generation: at most 6, or auto")
+        config.with_popsize(11, 64)  # what auto never gives, as a check of the check
+    assert str(caught.value) == ("test.yaml: cmaes.popsize (auto, resolved to 11 for 64 CPUs): "
+                                 "a generation would hold 1,100,000 game results at once "
+                                 "(popsize 11, times 100,000 games); at most 1,000,000: lower "
+                                 "games, popsize or restarts")
     with pytest.raises(ConfigError) as caught:
         config.with_popsize(20_000, 2)
     assert str(caught.value).startswith("test.yaml: cmaes.popsize (auto, resolved to 20,000 for "
@@ -433,7 +435,6 @@ def test_two_tuned_parameters_are_enough():
     ("section", "key", "value"),
     [
         ("evaluation", "games", 10**10),
-        ("evaluation", "reevaluate_best", 10**5),
         ("cmaes", "popsize", 10**6),
         ("cmaes", "restarts", 11),
         ("cmaes", "max_generations", 10**10),

@@ -10,10 +10,10 @@ import pytest
 
 from tuner.games.budget import AdaptiveGames, FixedGames, undecided
 from tuner.games.fitness import Fitness
-from tuner.strategies.pycma_es import CMAES
+from tuner.games.pycma import rank_weights
 
 # pycma's recombination weights for 6 candidates (3 positive, 3 negative: active CMA)
-WEIGHTS = CMAES([0.5, 0.5], 0.3, 6, seed=0, restarts=0).rank_weights()
+WEIGHTS = list(AdaptiveGames(4, 8, 4).rank_weights(2, 6))
 
 
 def fits(*values_and_errors, games=64):
@@ -105,7 +105,7 @@ def test_the_race_decides_as_the_rule_reads_with_ties_and_missing_errors(seed):
     fits = [Fitness(float(rng.choice([1000, 1000, rng.gauss(1000, 80)])),
                     rng.choice([0.0, 30.0, rng.uniform(0, 60), math.nan]), 64)
             for _ in range(n)]
-    weights = CMAES([0.5, 0.5], 0.3, n, seed=0, restarts=0).rank_weights()
+    weights = rank_weights(2, n)
     for confidence, tolerance in [(0.9, 0.1), (0.5, 0.0), (0.99, 0.3)]:
         assert undecided(fits, weights, confidence, tolerance) == undecided_plainly(
             fits, weights, confidence, tolerance)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from engine.external.player import EngineCommand, EnginePlayer
-from engine.positions.sampling import PositionSampler
 from engine.solver import PlayerSpec
 from tuner.cluster.ray_evaluator import RayEvaluator
 from tuner.errors import EvaluationError
@@ -15,7 +13,6 @@ from tuner.games.evaluation import Job, SerialEvaluator, rough_cpu_seconds
 from tuner.games.fitness import score_fitness
 from tuner.games.policy import DISPATCHES, SchedulePolicy, UnitSize
 from tuner.games.schedule import GenerationGames
-from tuner.strategies.pycma_es import CMAES
 
 CLASSIC = PlayerSpec("classic", {"lost_penalty": 200000.0, "monotonicity_power": 4.0,
                                  "monotonicity_weight": 47.0, "sum_power": 3.5,
@@ -69,37 +66,6 @@ def test_ray_backend_matches_the_serial_backend(local_ray):
                      for rs in on_ray]
 
 
-def test_a_position_sets_games_on_ray_are_the_serial_ones(local_ray):
-    """A position sampler's unit is played where games are, and comes back the same."""
-    sampler = PositionSampler(CLASSIC, PlayerSpec("classic", CLASSIC.weights, 1), 5)
-    job = [Job(0, sampler, tuple(range(300, 305)))]
-    [serial] = SerialEvaluator(2).play(job)
-    with RayEvaluator(2) as evaluator:
-        [on_ray] = evaluator.play(job)
-    def labels(games):
-        return [(g.seed, g.score, g.oracle_positions, g.board.tolist(),
-                 np.nan_to_num(g.values, nan=-1.0).tolist()) for g in games]
-
-    assert labels(serial) == labels(on_ray)
-
-
-def test_a_candidate_scored_on_a_position_set_on_ray_scores_as_here(local_ray):
-    from pathlib import Path
-
-    from engine.positions.scoring import PositionScorer
-    from engine.positions.set_file import read_positions
-
-    fixture = Path(__file__).resolve().parents[2] / "data" / "positions" / "classic-v1.npz"
-    scorer = PositionScorer(CLASSIC, "regret", str(fixture), read_positions(fixture).sha256)
-    job = [Job(0, scorer, (1, 0))]
-    [serial] = SerialEvaluator(1).play(job)
-    with RayEvaluator(1) as evaluator:
-        [on_ray] = evaluator.play(job)
-    assert [(g.seed, g.row.tolist(), g.moves_evaluated) for g in serial] == [
-        (g.seed, g.row.tolist(), g.moves_evaluated) for g in on_ray]
-    assert [g.seed for g in serial] == [1, 0]
-
-
 @pytest.mark.parametrize("dispatch", DISPATCHES)
 def test_a_raced_generation_on_ray_counts_the_games_the_serial_one_counts(local_ray, dispatch):
     """Units of one game, so that Ray's CPUs free up one by one and the pipelined dispatch
@@ -108,7 +74,7 @@ def test_a_raced_generation_on_ray_counts_the_games_the_serial_one_counts(local_
     race_jobs = [Job(i, PlayerSpec("classic", dict(CLASSIC.weights, monotonicity_weight=w),
                                    depth=0), tuple(range(200, 212)))
                  for i, w in enumerate(levels)]
-    rank_weights = CMAES([0.5], 0.3, len(levels), seed=0, restarts=0).rank_weights()
+    rank_weights = AdaptiveGames(2, 12, 2).rank_weights(1, len(levels))
 
     def generation(evaluator):
         schedule = GenerationGames(len(levels), range(200, 212), AdaptiveGames(2, 12, 2),

@@ -14,11 +14,11 @@ from engine.solver import GameResult
 from tuner.games.budget import AdaptiveGames, FixedGames
 from tuner.games.fitness import score_fitness
 from tuner.games.policy import GameTimes, SchedulePolicy, UnitSize
+from tuner.games.pycma import rank_weights
 from tuner.games.schedule import AllGames, GenerationGames, Unit
 from tuner.games.schedule import drive as drive_on_pool
-from tuner.strategies.pycma_es import CMAES
 
-WEIGHTS = CMAES([0.5, 0.5], 0.3, 8, seed=0, restarts=0).rank_weights()
+WEIGHTS = rank_weights(2, 8)
 SEEDS = list(range(1000, 1512))
 
 

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 
 from engine.solver import GameResult
-from tuner.games.fitness import Fitness, pooled, score_fitness, within_noise
-from tuner.strategies.pycma_es import CMAES
+from tuner.games.fitness import Fitness, score_fitness, within_noise
+from tuner.strategies.pycma_es import CMAES, CMAESStrategy
 
 
 def sphere_fitness(x) -> float:
@@ -21,7 +19,7 @@ def test_strategy_maximises_fitness():
     for _ in range(60):
         xs = strategy.ask()
         strategy.tell(xs, [sphere_fitness(x) for x in xs])
-    assert np.allclose(strategy.mean, 0.3, atol=0.02)
+    assert np.allclose(strategy.result.mean, 0.3, atol=0.02)
 
 
 def test_strategy_state_round_trip_continues_identically():
@@ -31,6 +29,17 @@ def test_strategy_state_round_trip_continues_identically():
         a.tell(xs, [sphere_fitness(x) for x in xs])
     b = CMAES.loads(a.dumps())
     np.testing.assert_array_equal(np.array(a.ask()), np.array(b.ask()))
+
+
+def test_the_result_is_the_mean_the_step_size_and_the_restarts_of_the_generation_told():
+    strategy = CMAESStrategy("fixed", CMAES([0.5, 0.5], 0.3, 6, seed=11, restarts=0))
+    xs = strategy.ask()
+    strategy.tell(xs, [sphere_fitness(x) for x in xs])
+    result = strategy.result
+    es = strategy.cma_es.es
+    np.testing.assert_array_equal(result.mean, es.result.xfavorite)
+    assert (result.sigma, result.restart) == (es.sigma, 0) and result.sigma != 0.3
+    assert strategy.stop() is None
 
 
 def test_strategy_leaves_numpy_global_random_state_alone():
@@ -47,14 +56,14 @@ def test_restart_doubles_the_population_when_cma_stops():
     for _ in range(500):
         xs = strategy.ask()
         strategy.tell(xs, [1.0] * len(xs))  # flat fitness: pycma soon stops (tolflatfitness)
-        stop = strategy.termination()
+        stop = strategy.stop()
         if strategy.restart == 1:
             break
     assert strategy.restart == 1 and strategy.popsize == 8 and stop is None
     for _ in range(500):
         xs = strategy.ask()
         strategy.tell(xs, [1.0] * len(xs))
-        stop = strategy.termination()
+        stop = strategy.stop()
         if stop:
             break
     assert stop  # no restart left: the criteria are reported
@@ -71,9 +80,8 @@ def test_mean_score_fitness_and_stderr():
     assert fit.stderr == pytest.approx(np.std([10, 20, 30, 40], ddof=1) / 2)
 
 
-def test_log2_max_tile_and_reach_rate():
+def test_reach_rate():
     games = results([1, 2, 3, 4], tiles=[1024, 2048, 4096, 4096])
-    assert score_fitness(games, "mean_log2_max_tile").value == pytest.approx((10 + 11 + 12 + 12) / 4)
     assert score_fitness(games, "reach_rate", tile=4096).value == 0.5
     assert score_fitness(games, "reach_rate", tile=2048).value == 0.75
 
@@ -84,13 +92,6 @@ def test_score_quantile_is_a_lower_quantile_with_reproducible_stderr():
     b = score_fitness(games, "score_quantile", quantile=0.25)
     assert a.value == pytest.approx(np.quantile(range(100, 1100, 10), 0.25))
     assert a.stderr == b.stderr and a.stderr > 0
-
-
-def test_pooled_weights_by_games_and_shrinks_error():
-    a, b = Fitness(10.0, 2.0, 100), Fitness(20.0, 2.0, 100)
-    p = pooled(a, b)
-    assert p.value == 15.0 and p.games == 200
-    assert p.stderr == pytest.approx(math.sqrt(2) * 2.0 / 2)
 
 
 def test_within_noise_compares_against_two_standard_errors():

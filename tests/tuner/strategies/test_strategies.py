@@ -1,39 +1,47 @@
-"""Strategies: each deterministic from the config and its seed and exact after a resume; what
-each one does with its games; built from narrow inputs, never the run's config; the config that
-names them, through their registry."""
+"""Strategies: each deterministic from the config and its seed and exact after a resume; built
+from narrow inputs, never the run's config; the config that names them, through their registry;
+a strategy that a version removed, refused in a config and in a checkpoint."""
 
 from __future__ import annotations
 
 import ast
-import math
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
-from conftest import JobsEvaluator
+from conftest import run_tune
 from test_run import SyntheticEvaluator, config_dict
 
 from engine import read_weights
-from engine.solver import GameResult
 from tuner.checker import Checker
 from tuner.config import parse_config
+from tuner.config.removed import REMOVED as REMOVED_KEYS
 from tuner.errors import ConfigError
-from tuner.games.budget import AdaptiveGames, FixedGames
 from tuner.loop.run import TuningRun
 from tuner.space import ParamSpec, SearchSpace
 from tuner.store import checkpoint as ckpt
-from tuner.strategies import STRATEGIES, Shared, implied, strategy_for
+from tuner.strategies import (
+    REMOVED,
+    STRATEGIES,
+    Shared,
+    StrategyStateError,
+    implied,
+    restore_strategy,
+    strategy_for,
+)
+from tuner.strategies.base import Strategy
 
 TUNER = Path(__file__).resolve().parents[3] / "tuner"
+# run directories of tune2048 0.3, stopped after generation 1, of the strategies 0.4.0 removed
+REMOVED_RUNS = Path(__file__).resolve().parents[2] / "data" / "removed"
 
 # each strategy as a config writes it: its evaluation.games, and its strategy section
 WRITTEN = {
     "fixed": (4, None),
     "racing": ({"min": 4, "max": 16, "batch": 4}, None),
     "population": (2, {"name": "population", "factor": 2}),
-    "uh-cma-es": (4, {"name": "uh-cma-es", "min_games": 2, "max_games": 16}),
-    "lra-cma-es": (4, {"name": "lra-cma-es"}),
 }
 
 
@@ -76,20 +84,30 @@ def test_a_strategy_is_built_from_its_settings_the_shared_values_and_the_space(n
     """No config is read: the settings are its registry entry's defaults, and the space is
     built from parameters alone."""
     kind = STRATEGIES[name]
-    games = AdaptiveGames(4, 16, 4) if kind.games == "race" else FixedGames(4)
     checker = Checker("defaults")
-    settings = kind.read(checker, {}, None if kind.games == "race" else 4)
+    settings = kind.read(checker, {})
     assert checker.problems == []
     space = SearchSpace((ParamSpec("a", 1.0, 0.0, 2.0), ParamSpec("b", 3.0, 3.0, 3.0, tuned=False),
                          ParamSpec("c", 10.0, 1.0, 100.0, "log")))
-    shared = Shared(seed=5, sigma0=0.2, popsize=None, restarts=0, games=games)
+    shared = Shared(seed=5, sigma0=0.2, popsize=None, restarts=0)
     strategy = strategy_for(name, settings, shared, space)
     xs = strategy.ask()
-    assert strategy.name == name and strategy.budget() == games
+    assert strategy.name == name
     # pycma's default population for two tuned parameters (6), times the strategy's factor
     assert len(xs) == strategy.popsize == 6 * kind.scale(settings)
     assert all(x.shape == (2,) and ((0 <= x) & (x <= 1)).all() for x in xs)
-    np.testing.assert_allclose(strategy.mean, [0.5, 0.5])  # the space's initial point
+    # the space's initial point, at the first step size
+    result = strategy.result
+    np.testing.assert_allclose(result.mean, [0.5, 0.5])
+    assert (result.sigma, result.restart) == (0.2, 0)
+
+
+def test_a_strategy_answers_only_what_pycmas_optimisers_do():
+    """ask, tell, stop, result and its state (with its name and population): the games each
+    candidate plays are the loop's, from the run's budget."""
+    members = {name for name in vars(Strategy) if not name.startswith("_")}
+    assert members == {"ask", "tell", "stop", "result", "dumps"}
+    assert set(Strategy.__annotations__) == {"name", "popsize"}
 
 
 def test_the_games_alone_imply_one_strategy_of_each_form():
@@ -134,57 +152,23 @@ def test_popsize_auto_fills_the_cluster_in_multiples_of_the_strategys_factor(tmp
     assert run.config.cmaes.popsize > 6  # a large cluster: more than pycma's default of 7 / 4
 
 
-class NoisyEvaluator(JobsEvaluator):
-    """Scores that are nothing but noise (``noise`` > 0) or a plain function of the weights."""
-
-    def __init__(self, noise: bool):
-        self.noise = noise
-
-    def play(self, jobs, progress=None):
-        out = []
-        for job in jobs:
-            level = math.log(job.spec.weights["merges_weight"])
-            out.append([GameResult(seed, int(1000 * level + (
-                np.random.default_rng(seed % 2**32).normal(0, 1e6) if self.noise else 0)),
-                2048, 100, 0.001, 1000, 0) for seed in job.seeds])
-        return out
-
-
-def test_uncertainty_handling_plays_more_games_where_noise_decides_the_ranks(tmp_path):
-    config = strategy_config(tmp_path, "uh-cma-es", 6, "noisy")
-    noisy = TuningRun.start(config, config.run_dir, progress=False).run(NoisyEvaluator(True))
-    config = strategy_config(tmp_path, "uh-cma-es", 6, "clean")
-    clean = TuningRun.start(config, config.run_dir, progress=False).run(NoisyEvaluator(False))
-    noisy_games = [row["games_per_candidate"] for row in noisy.history]
-    clean_games = [row["games_per_candidate"] for row in clean.history]
-    assert noisy_games[0] == clean_games[0] == 4  # evaluation.games
-    assert noisy_games[-1] > 4 > clean_games[-1] >= 2
-    assert [row["games_mean"] for row in noisy.history] == noisy_games  # as played
-    assert noisy.history[-1]["noise"] > 0 > clean.history[-1]["noise"]
-    # the second looks are training games: counted, on seeds of their own
-    assert noisy.games > sum(row["games_mean"] * row["popsize"] for row in noisy.history)
-
-
 def test_the_implied_strategies_leave_the_resolved_config_as_it_was(tmp_path):
     for name in ("fixed", "racing"):
         config = strategy_config(tmp_path, name, 2)
         assert config.strategy.name == name and "strategy" not in config.resolved()
-    config = strategy_config(tmp_path, "uh-cma-es", 2)
-    assert config.resolved()["strategy"] == {"name": "uh-cma-es", "min_games": 2,
-                                             "max_games": 16, "reevaluate": "auto"}
+    config = strategy_config(tmp_path, "population", 2)
+    assert config.resolved()["strategy"] == {"name": "population", "factor": 2}
     assert parse_config(config.resolved(), "stored").resolved() == config.resolved()
 
 
 @pytest.mark.parametrize(("games", "section", "problem"), [
     (4, {"name": "annealing"}, "strategy.name: expected one of fixed, racing, population"),
     (4, {"name": "racing"}, "evaluation.games: strategy racing races the candidates"),
-    ({"min": 4, "max": 8}, {"name": "lra-cma-es"},
-     "evaluation.games: strategy lra-cma-es plays a number of games per candidate"),
-    (4, {"name": "uh-cma-es", "min_games": 8}, "strategy: min_games (8) <= evaluation.games (4)"),
-    (4, {"name": "uh-cma-es", "reevaluate": 0}, "strategy.reevaluate:"),
+    ({"min": 4, "max": 8}, {"name": "population"},
+     "evaluation.games: strategy population plays a number of games per candidate"),
     (4, {"name": "population", "factor": 1}, "strategy.factor:"),
     (4, {"name": "fixed", "factor": 2}, "strategy.factor: unknown key"),
-    (4, "uh-cma-es", "strategy: expected a mapping"),
+    (4, "population", "strategy: expected a mapping"),
 ])
 def test_a_strategy_badly_written_is_refused_naming_the_key(tmp_path, games, section, problem):
     doc = config_dict(tmp_path, **{"evaluation.games": games})
@@ -194,30 +178,6 @@ def test_a_strategy_badly_written_is_refused_naming_the_key(tmp_path, games, sec
     assert f"c: {problem}" in str(info.value)
 
 
-def test_settings_a_strategy_cannot_take_are_refused(tmp_path):
-    doc = config_dict(tmp_path, **{"cmaes.restarts": 1})
-    doc["strategy"] = {"name": "lra-cma-es"}
-    with pytest.raises(ConfigError, match="c: cmaes.restarts: strategy lra-cma-es does not "
-                                          "restart: set it to 0"):
-        parse_config(doc, "c")
-    doc = config_dict(tmp_path, **{"evaluation.reevaluate_best": 2})
-    doc["strategy"] = {"name": "uh-cma-es"}
-    with pytest.raises(ConfigError, match="c: evaluation.reevaluate_best: not with strategy "
-                                          "uh-cma-es"):
-        parse_config(doc, "c")
-
-
-def test_lra_without_its_library_is_refused_with_the_command_that_installs_it(tmp_path,
-                                                                              monkeypatch):
-    from tuner.strategies import lra_cma_es
-
-    monkeypatch.setattr(lra_cma_es, "installed", lambda: False)
-    doc = config_dict(tmp_path)
-    doc["strategy"] = {"name": "lra-cma-es"}
-    with pytest.raises(ConfigError, match="pip install 'cmaes>=0.11'"):
-        parse_config(doc, "c")
-
-
 def test_a_run_resumed_with_another_strategy_is_refused_naming_its_own(tmp_path, capsys):
     from tuner.cli.main import main
 
@@ -225,12 +185,57 @@ def test_a_run_resumed_with_another_strategy_is_refused_naming_its_own(tmp_path,
     TuningRun.start(config, config.run_dir, progress=False).run(SyntheticEvaluator())
     edited = tmp_path / "edited.yaml"
     doc = config_dict(tmp_path, **{"evaluation.games": 4})
-    doc["strategy"] = {"name": "uh-cma-es"}
+    doc["strategy"] = {"name": "population"}
     edited.write_text(yaml.safe_dump(doc), encoding="utf-8")
     before = (config.run_dir / ckpt.CHECKPOINT_FILE).read_bytes()
     capsys.readouterr()  # what the run printed
     assert main(["resume", str(config.run_dir), "--config", str(edited)]) == 2
     [line] = capsys.readouterr().err.splitlines()
-    assert "strategy (the run's not set, here {'name': 'uh-cma-es'" in line
+    assert "strategy (the run's not set, here {'name': 'population'" in line
     assert line.endswith(f"resume it with its own settings: tune resume {config.run_dir}")
     assert (config.run_dir / ckpt.CHECKPOINT_FILE).read_bytes() == before
+
+
+@pytest.mark.parametrize("name", sorted(REMOVED))
+def test_a_removed_strategy_is_refused_in_a_config_naming_the_version_and_what_instead(
+        tmp_path, name):
+    doc = config_dict(tmp_path)
+    doc["strategy"] = {"name": name}
+    with pytest.raises(ConfigError) as info:
+        parse_config(doc, "c")
+    assert str(info.value) == (
+        f"c: strategy.name: {name} was removed in tune2048 {REMOVED[name]} (measured, it cost "
+        "more than 64 fixed games a candidate to reach the same validated score; see "
+        "CHANGELOG.md): remove the strategy section: every candidate then plays "
+        "evaluation.games games")
+
+
+def test_the_config_refuses_the_strategies_the_registry_removed():
+    refused = {value for entry in REMOVED_KEYS if entry.key == "strategy.name"
+               for value in entry.values}
+    assert refused == set(REMOVED) and not refused & set(STRATEGIES)
+
+
+@pytest.mark.parametrize("name", sorted(REMOVED))
+def test_a_checkpoint_holding_a_removed_strategys_state_is_refused(name):
+    state = ckpt.load_state(REMOVED_RUNS / name).strategy
+    with pytest.raises(StrategyStateError) as info:
+        restore_strategy(state, "fixed")
+    assert str(info.value) == (
+        f"the checkpoint holds strategy {name}, removed in tune2048 {REMOVED[name]}, so the run "
+        "cannot go on: start a new one from its config.yaml without the strategy section")
+
+
+@pytest.mark.parametrize("name", sorted(REMOVED))
+def test_resuming_a_run_of_a_removed_strategy_is_refused_in_one_line_writing_nothing(
+        tmp_path, no_ray, name):
+    shutil.copytree(REMOVED_RUNS / name, tmp_path / "run")
+    before = {p.name: p.read_bytes() for p in (tmp_path / "run").iterdir()}
+    result = run_tune(["resume", "run"], tmp_path, no_ray)
+    assert result.returncode == 2, result.stderr
+    [line] = result.stderr.splitlines()
+    assert line.startswith(f"tune: error: run/config.yaml: strategy.name: {name} was removed in "
+                           f"tune2048 {REMOVED[name]} (")
+    assert line.endswith("remove the strategy section: every candidate then plays "
+                         "evaluation.games games")
+    assert {p.name: p.read_bytes() for p in (tmp_path / "run").iterdir()} == before
