@@ -111,7 +111,7 @@ def test_tuner_throughput_prints_a_row_per_worker_count(tmp_path):
 
 
 def test_price_sets_the_estimate_beside_the_recorded_wall_time(tmp_path):
-    out = bench(tmp_path, "price.py", "--runs", "classic-d1", "classic-d3",
+    out = bench(tmp_path, "price_fit.py", "--runs", "classic-d1", "classic-d3",
                 "--measure-seconds", "0")
     rows = [line.split() for line in out.splitlines()[1:-1]]
     sets = {(row[0], next(word for word in row if word.endswith(":"))) for row in rows}
@@ -152,7 +152,7 @@ def test_price_records_a_finished_run_and_prices_it(tmp_path):
         "2026-11-27 05:00:00,000 run tiny: family classic, depth 0\n"
         "2026-11-27 05:00:30,000 done: reached max_generations (3)\n")
     data = tmp_path / "runs.json"
-    bench(tmp_path, "price.py", "--record", str(run_dir), "--data", str(data),
+    bench(tmp_path, "price_fit.py", "--record", str(run_dir), "--data", str(data),
           "--measure-seconds", "0")
     [(name, held)] = json.loads(data.read_text())["runs"].items()
     assert name == "tiny" and held["config"] == config.resolved()
@@ -160,7 +160,7 @@ def test_price_records_a_finished_run_and_prices_it(tmp_path):
     assert (held["generations"], held["training_games"], held["game_seconds"]) == (3, 96, 16.0)
     assert held["start_game_seconds"] > 0 and held["start_games"] >= 1
     assert held["positions"] == 9600 and held["start_positions"] > 0
-    out = bench(tmp_path, "price.py", "--data", str(data), "--runs", "tiny")
+    out = bench(tmp_path, "price_fit.py", "--data", str(data), "--runs", "tiny")
     [line] = out.splitlines()[1:-1]
     row = line.split()
     assert row[:3] == ["tiny", "2", f"{3 * 4 * 8 + 3 * 10}"] and " 48 s " in line
@@ -170,8 +170,8 @@ def test_price_records_a_finished_run_and_prices_it(tmp_path):
     positions = held["start_positions"] * price.positions_over_start(0) / 100
     assert float(row[row.index("measured:") - 1]) == pytest.approx(positions, abs=0.005)
     # --repeat: the start timed again, twice, and the run priced with each
-    out = bench(tmp_path, "price.py", "--data", str(data), "--runs", "tiny", "--repeat", "2",
-                "--measure-seconds", "0")
+    out = bench(tmp_path, "price_fit.py", "--data", str(data), "--runs", "tiny", "--repeat",
+                "2", "--measure-seconds", "0")
     [_, line, spread] = out.splitlines()
     recorded = price.seconds_text(held["start_game_seconds"])
     assert line.split()[0] == "tiny" and f" {recorded} " in line
@@ -182,12 +182,12 @@ def test_price_records_a_finished_run_and_prices_it(tmp_path):
 
 def test_price_refuses_to_record_what_is_not_a_run_that_played(tmp_path):
     (tmp_path / "empty").mkdir()
-    done = subprocess.run([sys.executable, str(BENCH / "price.py"), "--record",
+    done = subprocess.run([sys.executable, str(BENCH / "price_fit.py"), "--record",
                            str(tmp_path / "empty"), "--data", str(tmp_path / "runs.json")],
                           cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     [line] = done.stderr.splitlines()
-    assert line.startswith(f"bench/price.py: error: {tmp_path / 'empty'}: not a run")
+    assert line.startswith(f"bench/price_fit.py: error: {tmp_path / 'empty'}: not a run")
     assert not (tmp_path / "runs.json").exists()
 
 
@@ -203,7 +203,7 @@ def test_price_campaign_runs_each_config_between_two_timings_and_goes_on(tmp_pat
         "cmaes": {"popsize": 4, "max_generations": 2}, "validation": {"games": 10, "top_k": 1}}))
     args = ["--campaign", str(config), "--dir", str(tmp_path / "campaign"),
             "--measure-seconds", "0"]
-    bench(tmp_path, "price.py", *args)  # a run this small plays in its own process: no Ray
+    bench(tmp_path, "price_fit.py", *args)  # a run this small plays in its own process: no Ray
     data = tmp_path / "campaign" / "price_runs.json"
     [(name, held)] = json.loads(data.read_text())["runs"].items()
     assert name == "tiny" and held["training_games"] == 2 * 4 * 8
@@ -214,7 +214,7 @@ def test_price_campaign_runs_each_config_between_two_timings_and_goes_on(tmp_pat
     assert held["positions"] == sum(int(row["positions"]) for row in
                                     csv.DictReader(history.open()))
     before = history.stat().st_mtime_ns, data.read_text()
-    bench(tmp_path, "price.py", *args)
+    bench(tmp_path, "price_fit.py", *args)
     assert (history.stat().st_mtime_ns, data.read_text()) == before
     assert not (tmp_path / "elsewhere").exists()
 

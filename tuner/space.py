@@ -56,7 +56,8 @@ class SearchSpace:
         """One line per tuned weight within ``margin`` (normalised) of an end of its box.
 
         A winner there may have been stopped by the box rather than by the heuristic (the first
-        snake run in ``runs/RESULTS.md`` was), so the end of a run and ``tune report`` say so.
+        snake run in ``docs/studies/campaigns.md`` was), so the end of a run and ``tune report``
+        say so.
         Values outside the box (a hand-edited ``best.yaml``) count as at its nearer end.
         """
         lines = []

@@ -1,2 +1,2 @@
-"""What ``tune play``, ``compare``, ``noise`` and ``report`` compute from games and run
-directories, apart from the command line that prints it."""
+"""What ``tune play``, ``compare``, ``noise``, ``report`` and ``status`` compute from games and
+run directories, and a run's price, apart from the command line that prints it."""

@@ -194,7 +194,7 @@ def format_generation(config: RunConfig, measured: Measured, configured: int) ->
             f"ranks: reliable at the configured {configured:,} games now, but not once the step "
             "size has shrunk; measured, that is no reason for more games: at depths 1 and 2, 64 "
             "fixed games reached a validated target for less than racing or a larger "
-            "'population' (runs/RESULTS.md, \"Strategies\"): CMA-ES learns more from more "
+            "'population' (docs/studies/strategies.md): CMA-ES learns more from more "
             "generations of noisier ranks")
     else:
         lines.append(

@@ -15,7 +15,7 @@ A game time comes from one of three places, and the price says which:
 
 CPU time is games times game time; the wall time on N CPUs is ``START_SECONDS`` plus the CPU
 time over N (a generation's games keep every CPU busy: shipped runs report 99% and more of their
-CPUs' time on games). bench/price.py sets the estimate beside shipped runs' real times.
+CPUs' time on games). bench/price_fit.py sets the estimate beside shipped runs' real times.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from tuner.space import SearchSpace
 from tuner.store import checkpoint as ckpt
 
 # What a game of a run costs against one at its start on an idle core, by depth, as two factors
-# measured on the shipped configs run in full (bench/price.py, bench/data/price_runs.json).
+# measured on the shipped configs run in full (bench/price_fit.py, bench/data/price_runs.json).
 # Positions: the positions a training game of the run searched against a game at the start. A
 # game's positions depend only on its weights and its seed, so this factor is the same on every
 # machine: tuning changes how long games last (at depth 1 the first generations' candidates,
@@ -163,7 +163,7 @@ def rough_game_time(config: RunConfig) -> GameTime | None:
                              f"{seconds_text(seconds)} a game")
 
 
-def rough_cpu_seconds(config: RunConfig, played: int = 0) -> float | None:
+def rough_cpu_seconds_left(config: RunConfig, played: int = 0) -> float | None:
     """Roughly the CPU time of the games a run of ``config`` has left once it has played
     ``played`` training games, at the rough game time of its depth: enough to tell a run Ray
     cannot shorten (``tuner.cluster.ray_evaluator.plays_here``). None where it cannot be told

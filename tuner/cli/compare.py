@@ -136,10 +136,10 @@ def play(jobs: list, loaded: list, args: argparse.Namespace, on_results=None) ->
     from tqdm import tqdm
 
     from tuner.cluster.ray_evaluator import evaluator_for
-    from tuner.games.evaluation import SerialEvaluator, rough_cpu_seconds
+    from tuner.games.evaluation import SerialEvaluator, rough_cpu_seconds_of_jobs
 
     with evaluator_for(args.ray, [w.family for w in loaded], start_ray=False,
-                       rough_seconds=rough_cpu_seconds(jobs)) as evaluator, \
+                       rough_seconds=rough_cpu_seconds_of_jobs(jobs)) as evaluator, \
             tqdm(total=sum(len(job.seeds) for job in jobs), unit="game", file=sys.stderr,
                  disable=None, leave=False) as bar:
         if args.ray.workers is None and isinstance(evaluator, SerialEvaluator) and \

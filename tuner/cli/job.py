@@ -1,5 +1,5 @@
 """What ``tune run`` and ``tune resume`` share: their Ray options, and carrying a tuning run out
-with a log file, saying at its end how to go on.
+with a log file, saying its price as it starts and at its end how to go on.
 
 Exit status: 0 when the run reached a stop condition, 130 on Ctrl-C or SIGTERM (the last
 checkpoint is kept), 1 when games could not be played or the run's files could not be written (a
@@ -19,6 +19,7 @@ import threading
 
 from engine.atomic import check_target
 from engine.errors import BadInput, Failure
+from engine.stats import counted
 from tuner import commands, interrupts
 from tuner.cli.options import ENVIRONMENT_ERRORS
 from tuner.errors import EvaluationError
@@ -37,11 +38,10 @@ def show_progress(args: argparse.Namespace) -> bool:
 def execute(run, args: argparse.Namespace) -> int:
     """Run a ``TuningRun`` until it stops, logging to its directory's ``run.log`` too.
     The caller closes the run's store."""
-    from tuner.analysis.price import rough_cpu_seconds  # numpy code, once a run is ready
-    from tuner.cli.price import first_line
+    from tuner.analysis.price import rough_cpu_seconds_left  # numpy code, once a run is ready
     from tuner.cluster.ray_evaluator import evaluator_for  # Ray, once a run is ready (start-up)
     from tuner.games.evaluation import SerialEvaluator
-    from tuner.loop.status import LiveStatus
+    from tuner.loop.live_status import LiveStatus
 
     check_target(run.store.log_file)  # not a FIFO (opening it would block) or a link
     file_handler = _RunLog(run.store.log_file)
@@ -58,8 +58,9 @@ def execute(run, args: argparse.Namespace) -> int:
         status = LiveStatus(config, run.store, run.state, _idle_rate(run))
         status.begin(run.resume_line() if run.state.generation else f"started run "
                      f"{config.run.name}")
+        left = rough_cpu_seconds_left(config, run.state.games)
         evaluator = evaluator_for(config.ray, [config.family], engines=config.shipped,
-                                  rough_seconds=rough_cpu_seconds(config, run.state.games))
+                                  rough_seconds=left)
         interrupts.check()
         here = isinstance(evaluator, SerialEvaluator)  # a small run: Ray would not be sooner
         if here:
@@ -67,7 +68,7 @@ def execute(run, args: argparse.Namespace) -> int:
                      "Ray:\n  %s", on_ray(run, args))
         else:
             log.info("games on %s", evaluator.describe())
-        log.info("%s", first_line(run, evaluator.workers, here))
+        log.info("%s", price_line(run, evaluator.workers, here))
         state = run.run(evaluator, observers=[status])
         interrupts.check()  # one that came during the last moments of the run
         if run.stopped_on_request:
@@ -136,6 +137,24 @@ def execute(run, args: argparse.Namespace) -> int:
             with interrupts.held() as caught, contextlib.suppress(OSError, BadInput):
                 status.end(*outcome)  # whole (a full disk: the message said what happened)
             interrupts.raise_if_any(caught)
+
+
+def price_line(run, cpus: int, here: bool = False) -> str:
+    """The price of what is left of ``run`` on ``cpus`` CPUs (``here``: in this process), in one
+    line: at the game time its own generations recorded when it has played some (a resumed
+    run), else the rough one for its depth (a run plays no game to price itself)."""
+    from tuner.analysis import price  # numpy code: loaded already, the run has started
+
+    config, state = run.config, run.state
+    game_time = (price.recorded(state.cluster, state.games, "recorded by this run")
+                 or price.rough_game_time(config))
+    if game_time is None:  # an external engine's, before it has played
+        games = price.most_games(config, cpus).total
+        return (f"price: at most {counted(games, 'game')}; the game time of {config.player_name} "
+                f"is known after a generation (measured now by: "
+                f"{commands.tune('--config', config.source, '--dry-run')})")
+    result = price.price(config, cpus, game_time, state.games, here)
+    return price.summary(result, cpus, config, "price of what is left" if state.games else "price")
 
 
 def _idle_rate(run) -> float | None:

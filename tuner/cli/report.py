@@ -11,12 +11,12 @@ from pathlib import Path
 from engine.atomic import UnwritableTarget, check_target, unused_path
 from tuner import commands
 from tuner.analysis import report
-from tuner.analysis.status import status_lines
+from tuner.analysis.liveness import status_lines
 from tuner.cli.options import UsageError
 from tuner.errors import CheckpointError
 from tuner.store import checkpoint as ckpt
 from tuner.store.run_dir import RUN_FILES, Holds, holds
-from tuner.store.status import RUNNING, read_status
+from tuner.store.status_file import RUNNING, read_status
 
 IN_RUN_DIR = object()  # --plot without a file: RUN_DIR/convergence.png
 

@@ -3,7 +3,8 @@
 The run is written beside its run directory until its first checkpoint and then takes its
 place (``tuner.store.run_dir``): a run directory that holds a run is refused unless ``--overwrite`` is
 given, and even then left intact until the new run has a checkpoint; one that holds results
-without a checkpoint (a shipped result) or other files is never replaced.
+without a checkpoint (a shipped result) or other files is never replaced. ``--dry-run`` prints
+the run's price and starts nothing.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import argparse
 
 from tuner.cli import job
 from tuner.cli.options import ray_options, with_options
-from tuner.config import RESUMABLE_CHANGES, changed_keys, load_config
+from tuner.config import RESUMABLE_CHANGES, RunConfig, changed_keys, load_config
 from tuner.errors import CheckpointError
 from tuner.store import checkpoint as ckpt
 
@@ -36,9 +37,7 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
 def handle(args: argparse.Namespace) -> int:
     config = with_options(load_config(args.config), args)
     if args.dry_run:
-        from tuner.cli.price import dry_run  # the engine, to time games (start-up)
-
-        return dry_run(config, args)
+        return dry_run(config)
     from tuner.store.store import DirectoryStore  # once the config is known good (start-up)
 
     store = DirectoryStore.new(config.run_dir, args.overwrite, _same_run(config))
@@ -49,6 +48,32 @@ def handle(args: argparse.Namespace) -> int:
         return job.execute(run, args)
     finally:
         store.close()  # a run that wrote no checkpoint leaves nothing behind
+
+
+def dry_run(config: RunConfig) -> int:
+    """Print the price of a run of ``config`` (``tuner.analysis.price``), at game times recorded
+    by an earlier run of it in its run directory, or measured now; nothing is written and Ray is
+    not started."""
+    # the price and the engine, to time games: only for --dry-run (start-up)
+    from tuner.analysis import price
+    from tuner.cluster.ray_evaluator import plays_here
+
+    here = plays_here(config.ray, rough_seconds=price.rough_cpu_seconds_left(config))
+    cpus = 1 if here else price.default_cpus(config.ray.workers)
+    game_time = (price.recorded_game_time(config.run_dir, config)
+                 or price.measured_game_time(config))
+    result = price.price(config, cpus, game_time, here=here)
+    where = (" (in this process: too small to pay for Ray's start; --workers N plays it on Ray)"
+             if here else _where(config))
+    for line in price.report(result, cpus, config, where):
+        print(line)
+    return 0
+
+
+def _where(config: RunConfig) -> str:
+    if config.ray.address is not None:
+        return f" (the cluster at {config.ray.address} is not asked: --workers N prices N CPUs)"
+    return "" if config.ray.workers else " (this machine's cores)"
 
 
 def _same_run(config) -> bool:

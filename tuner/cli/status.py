@@ -1,5 +1,5 @@
 """``tune status RUN_DIR``: whether the run there is alive, and where it stands, from any shell
-on a machine that sees the directory (``tuner.analysis.status``). Reads ``status.json``; writes
+on a machine that sees the directory (``tuner.analysis.liveness``). Reads ``status.json``; writes
 nothing.
 
 Exit status: 0 running; 3 ended (done, stopped, interrupted or failed, as the job said); 4 dead
@@ -14,10 +14,10 @@ import time
 from pathlib import Path
 
 from tuner import commands
-from tuner.analysis.status import status_lines
+from tuner.analysis.liveness import status_lines
 from tuner.errors import CheckpointError
 from tuner.store import checkpoint as ckpt
-from tuner.store.status import read_status
+from tuner.store.status_file import read_status
 
 
 def add_parser(subparsers, common: argparse.ArgumentParser) -> None:

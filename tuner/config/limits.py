@@ -35,7 +35,6 @@ SCALES = ("linear", "log")
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 AUTO = "auto"
 LOCAL = "local"  # ray.address: an embedded Ray on this machine, as null says
-_KEEP = object()  # key(omit=...)'s default: no value is left out of resolved()
 
 
 def is_address(address: object) -> bool:

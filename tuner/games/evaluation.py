@@ -43,7 +43,7 @@ class Job:
     seeds: tuple[int, ...]
 
 
-def rough_cpu_seconds(jobs: Sequence[Job]) -> float | None:
+def rough_cpu_seconds_of_jobs(jobs: Sequence[Job]) -> float | None:
     """Roughly the CPU time the jobs' games take (``UnitSize``'s game time for each depth),
     enough to tell a job Ray cannot shorten; None where a player is not our engine's (an
     external engine's games take whatever time it takes)."""

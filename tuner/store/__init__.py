@@ -1,2 +1,3 @@
 """A run directory: the checkpoint and the files written beside it, locks, stop requests and
-the staging that ``--overwrite`` uses (``run_dir``), behind one store (``store``)."""
+the staging that ``--overwrite`` uses (``run_dir``), the job's ``status.json``
+(``status_file``), behind one store (``store``)."""

@@ -19,7 +19,7 @@ A run directory holds:
 - ``run.log``: the log lines.
 - ``status.json``: where the job running it stands (process, host, generation, games, best so
   far, ETA, last event), rewritten each generation and as the job ends; what ``tune status``
-  reads (``tuner.store.status``). It holds wall-clock values, so no result depends on it.
+  reads (``tuner.store.status_file``). It holds wall-clock values, so no result depends on it.
 - ``stop``: while a run works, ``tune stop`` writes it to ask the run to stop once its current
   generation is checkpointed; the run removes it.
 

@@ -51,7 +51,8 @@ class RunStore(Protocol):
     def write_validation(self, table: str) -> None: ...
 
     def write_status(self, text: str) -> None:
-        """``status.json``: where the job stands (``tuner.store.status``); no result reads it."""
+        """``status.json``: where the job stands (``tuner.store.status_file``); no result reads
+        it."""
 
     def take_stop_request(self) -> bool:
         """Whether ``tune stop`` asked this job to stop since the store was opened (a request

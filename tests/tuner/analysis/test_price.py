@@ -12,8 +12,8 @@ import yaml
 
 from tuner.analysis import price
 from tuner.analysis.price import GameTime
+from tuner.cli.job import price_line
 from tuner.cli.main import main
-from tuner.cli.price import first_line
 from tuner.config import parse_config, stored_text
 from tuner.games.policy import UnitSize
 from tuner.games.seeds import training_seeds
@@ -136,7 +136,7 @@ def test_an_earlier_run_of_the_config_gives_recorded_game_times(tmp_path):
 def test_a_resumed_run_prices_what_is_left_at_its_own_game_times(tmp_path):
     config = config_of(tiny(tmp_path))
     state = SimpleNamespace(games=64, cluster=({"game_seconds": 16.0},))
-    line = first_line(SimpleNamespace(config=config, state=state), cpus=2)
+    line = price_line(SimpleNamespace(config=config, state=state), cpus=2)
     # 32 of the 3 x 4 x 8 training games left, and 30 to validate, at 16 s / 64 games
     assert line.startswith("price of what is left: at most 62 games (52% training), ")
     assert "recorded by this run: 0.25 s a game over 64 training games" in line
@@ -165,10 +165,10 @@ def test_dry_run_prints_the_price_writes_nothing_and_starts_no_ray(tmp_path, mon
 def test_a_runs_rough_cpu_time_is_what_is_left_at_its_depths_rough_game_time(tmp_path):
     config = config_of(tiny(tmp_path))  # 96 training and 30 validation games at depth 0
     rough = UnitSize.rough_seconds(0)
-    assert price.rough_cpu_seconds(config) == pytest.approx(126 * rough)
-    assert price.rough_cpu_seconds(config, played=64) == pytest.approx(62 * rough)
+    assert price.rough_cpu_seconds_left(config) == pytest.approx(126 * rough)
+    assert price.rough_cpu_seconds_left(config, played=64) == pytest.approx(62 * rough)
     auto = config_of(tiny(tmp_path, cmaes={"popsize": "auto"}))
-    assert price.rough_cpu_seconds(auto) is None  # its population follows the CPUs given
+    assert price.rough_cpu_seconds_left(auto) is None  # its population follows the CPUs given
 
 
 def test_dry_run_of_a_run_too_small_for_ray_prices_it_in_this_process(tmp_path, monkeypatch,

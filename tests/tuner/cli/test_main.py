@@ -139,7 +139,7 @@ def test_checking_a_config_loads_neither_pycma_nor_numba():
     loaded = loaded_after(f"from tuner.config import load_config\nfor path in {configs!r}:\n"
                           "    load_config(path)")
     # numpy it does load: the check computes each family's heuristic, numpy code, at the corners
-    # of the box (tuner.config._check_heuristic)
+    # of the box (tuner.config.params._check_heuristic)
     assert {name for name in HEAVY if loaded[name]} == {"numpy"}
 
 

@@ -9,7 +9,7 @@ from engine.solver import PlayerSpec
 from tuner.cluster.ray_evaluator import RayEvaluator
 from tuner.errors import EvaluationError
 from tuner.games.budget import AdaptiveGames
-from tuner.games.evaluation import Job, SerialEvaluator, rough_cpu_seconds
+from tuner.games.evaluation import Job, SerialEvaluator, rough_cpu_seconds_of_jobs
 from tuner.games.fitness import score_fitness
 from tuner.games.policy import DISPATCHES, SchedulePolicy, UnitSize
 from tuner.games.schedule import GenerationGames
@@ -46,10 +46,10 @@ def local_ray():
 def test_a_jobs_rough_cpu_time_counts_its_games_at_their_depth_and_not_an_engines():
     jobs = [Job(0, PlayerSpec("classic", {}, depth=1), (1, 2, 3)),
             Job(1, PlayerSpec("snake", {}, depth=2), (1, 2))]
-    assert rough_cpu_seconds(jobs) == pytest.approx(3 * UnitSize.rough_seconds(1)
-                                                    + 2 * UnitSize.rough_seconds(2))
+    assert rough_cpu_seconds_of_jobs(jobs) == pytest.approx(3 * UnitSize.rough_seconds(1)
+                                                            + 2 * UnitSize.rough_seconds(2))
     engine = EnginePlayer(EngineCommand(("engine",), "."), "some-engine 1.0", {}, 1)
-    assert rough_cpu_seconds([*jobs, Job(2, engine, (1,))]) is None  # its games: any length
+    assert rough_cpu_seconds_of_jobs([*jobs, Job(2, engine, (1,))]) is None  # its games: any length
 
 
 def test_ray_backend_matches_the_serial_backend(local_ray):

@@ -13,12 +13,12 @@ from tuner.cli.main import main
 from tuner.config import parse_config
 from tuner.errors import EvaluationError
 from tuner.games.evaluation import SerialEvaluator
+from tuner.loop.live_status import LiveStatus
 from tuner.loop.observers import Observer
 from tuner.loop.run import TuningRun
-from tuner.loop.status import LiveStatus
 from tuner.store import checkpoint as ckpt
 from tuner.store.run_dir import request_stop
-from tuner.store.status import read_status, this_host
+from tuner.store.status_file import read_status, this_host
 
 
 def config_dict(tmp_path, generations: int = 2) -> dict:

@@ -1,6 +1,6 @@
-"""The live status: an observer that keeps ``status.json`` (``tuner.store.status``) up to date,
-so that ``tune status RUN_DIR`` can tell from any shell whether the run is alive and where it
-stands.
+"""The live status: an observer that keeps ``status.json`` (``tuner.store.status_file``) up to
+date, so that ``tune status RUN_DIR`` can tell from any shell whether the run is alive and where
+it stands.
 
 It writes as the job starts (``begin``), after every generation, every ``HEARTBEAT_SECONDS``
 at most while games are played (so that a long generation is still heard from), when the run
@@ -20,7 +20,7 @@ from tuner.games import throughput
 from tuner.loop.observers import Observer, eta_seconds, generation_label
 from tuner.loop.record import GenerationRecord, ValidationRow
 from tuner.store.checkpoint import RunState
-from tuner.store.status import (
+from tuner.store.status_file import (
     RUNNING,
     STATES,
     RunStatus,
@@ -87,7 +87,7 @@ class LiveStatus(Observer):
         self.end("done", f"{state.stop_reason}; validated {len(rows)}, winner {winner.label}")
 
     def end(self, state: str, event: str) -> None:
-        """The job ends the run's work in ``state`` (one of ``tuner.store.status.ENDED``)."""
+        """The job ends the run's work in ``state`` (one of ``tuner.store.status_file.ENDED``)."""
         assert state in STATES and state != RUNNING, state
         self.ended = state
         self.write(state, event)

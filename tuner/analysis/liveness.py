@@ -16,7 +16,7 @@ from pathlib import Path
 
 from engine.stats import Z95, clock, counted, readable
 from tuner import commands
-from tuner.store.status import (
+from tuner.store.status_file import (
     RUNNING,
     RunStatus,
     process_exists,

@@ -19,8 +19,8 @@ it ran on, plus ``START_SECONDS`` for each sitting it was resumed in:
 
 The goal: every ratio within 0.75 to 1.25.
 
-Run: ``python bench/price.py`` (a minute; ``--runs classic-d3`` prices some runs by name).
-``python bench/price.py --campaign configs/classic.yaml ... --workers 2`` runs configs in full
+Run: ``python bench/price_fit.py`` (a minute; ``--runs classic-d3`` prices some runs by name).
+``python bench/price_fit.py --campaign configs/classic.yaml ... --workers 2`` runs configs in full
 into ``--dir`` (run it again to go on) and writes them to ``--data``; ``--record RUN_DIR ...``
 times finished runs' starts now instead. ``--repeat N`` times each measured run's start N times
 now and prices it with each: how far the machine's own speed moves an estimate.
@@ -131,13 +131,13 @@ def timed_start(config, seconds: float) -> dict:
 def stored_config(run_dir: Path) -> tuple[dict, RunConfig]:
     """The config a run directory holds (its ``config.yaml``), as its document and parsed."""
     if not (run_dir / "config.yaml").is_file():
-        print(f"bench/price.py: error: {run_dir}: not a run: it holds no config.yaml",
+        print(f"bench/price_fit.py: error: {run_dir}: not a run: it holds no config.yaml",
               file=sys.stderr)
         raise SystemExit(2)
     try:
         config = load_config(run_dir / "config.yaml")
     except ValueError as err:  # ConfigError: one line naming the file
-        print(f"bench/price.py: error: {run_dir}: not a run: {err}", file=sys.stderr)
+        print(f"bench/price_fit.py: error: {run_dir}: not a run: {err}", file=sys.stderr)
         raise SystemExit(2) from None
     return config.resolved(), config
 
@@ -161,7 +161,7 @@ def run_figures(run_dir: Path) -> tuple[RunConfig, dict]:
         history = read_rows(run_dir / "history.csv", ("games", "positions"))
         walls = sittings(run_dir, config.run.name)
     except (ValueError, OSError, KeyError, TypeError) as err:
-        print(f"bench/price.py: error: {run_dir}: not a run that played: {err}",
+        print(f"bench/price_fit.py: error: {run_dir}: not a run that played: {err}",
               file=sys.stderr)
         raise SystemExit(2) from None
     return config, {
@@ -242,7 +242,7 @@ def campaign(config_paths: list[Path], where: Path, workers: int | None, out: Pa
                 command += ["--workers", str(workers)]
             played = subprocess.run([sys.executable, "-m", "tuner", *command], check=False)
             if played.returncode:
-                raise SystemExit(f"bench/price.py: tune {command[0]} {name}: exit status "
+                raise SystemExit(f"bench/price_fit.py: tune {command[0]} {name}: exit status "
                                  f"{played.returncode}; run the campaign again to go on")
         if "after" not in timing:
             timing["after"] = timed_start(config, seconds)

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from tuner.analysis.liveness import Host, Verdict, ago, judge, status_lines
 from tuner.analysis.report import cluster_line
-from tuner.analysis.status import Host, Verdict, ago, judge, status_lines
 from tuner.cli.main import main
 from tuner.games import throughput
 from tuner.store import checkpoint as ckpt
 from tuner.store.run_dir import staging_path
-from tuner.store.status import RunStatus, process_start, status_text, this_host
+from tuner.store.status_file import RunStatus, process_start, status_text, this_host
 
 NOW = 1_800_000_000.0
 STATUS = RunStatus(
