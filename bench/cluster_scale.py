@@ -149,6 +149,9 @@ class SimulatedCluster:
     def play(self, jobs, progress=None):
         return self.run(jobs, AllGames([job.seeds for job in jobs]), progress)
 
+    def cpu_seconds(self, start: float, end: float) -> float:
+        return self.workers * (end - start)  # the run's cluster.csv: this bench keeps its own
+
     def close(self) -> None:
         pass
 

@@ -52,6 +52,7 @@ from engine.baselines import baseline_names, baseline_path
 from engine.depth import PLAYING, DepthError, DepthPolicy, parse_depth, to_yaml
 from engine.echo import echo, shorten
 from engine.errors import BadInput
+from engine.external.protocol import ENGINE_LIMITS
 
 FORMAT_MARKER = "tune2048-weights"
 FORMAT_VERSIONS = (1, 2, 3)  # 2: the depth may be a policy; 3: an external engine's weights
@@ -275,8 +276,8 @@ def _engine_weights(document: dict, fail) -> WeightsFile:
     if not isinstance(name, str) or not name.strip() or len(name) > MAX_SPEC:
         raise fail("engine", f"expected the name the engine declares, at most {MAX_SPEC} "
                              f"characters, got {echo(name)}")
-    try:
-        depth = parse_depth(document["depth"])
+    try:  # any depth an engine may declare: its own range is checked once it is started
+        depth = parse_depth(document["depth"], ENGINE_LIMITS)
     except DepthError as err:
         raise fail("depth", str(err)) from None
     weights = document["weights"]

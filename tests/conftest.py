@@ -31,16 +31,21 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 
 # ---- `tune` in a process of its own, with a stand-in for Ray ---------------------------------------
 
+import _posixsubprocess
+import contextlib
 import fcntl
+import functools
+import importlib.util
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tune_forks import TuneForks
+from tune_forks import Forks, TuneForks
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EXIT_RAY_GUARD = 99
@@ -76,11 +81,95 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"the engine's kernels did not compile:\n{done.stderr}")
 
 
+# ---- what a test starts, and the unit tier ---------------------------------------------------------
+
+# What keeps a test out of the unit tier (pyproject.toml's markers): a test file marks what its
+# tests start; a test using one of these fixtures of this file is marked by it.
+NOT_UNIT = ("slow", "ray", "subprocess")
+MARKED_BY_FIXTURE = {"no_ray": "subprocess", "cluster": "ray"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects by the markers
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The long tests first (``slow``; the sort keeps the order within each kind): spread over
-    processes as they are asked for (``--dist load``), the suite then ends on short tests
-    instead of one process running a long one alone (measured on 2 cores: a tail of minutes)."""
+    """Marks ``unit`` every test that starts nothing (``-m unit`` runs them), and puts the long
+    tests first (``slow``; the sort keeps the order within each kind): spread over processes as
+    they are asked for (``--dist load``), the suite then ends on short tests instead of one
+    process running a long one alone (measured on 2 cores: a tail of minutes)."""
+    for item in items:
+        for fixture, marker in MARKED_BY_FIXTURE.items():
+            if fixture in item.fixturenames:
+                item.add_marker(marker)
+        if not any(item.get_closest_marker(name) for name in NOT_UNIT):
+            item.add_marker("unit")
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+# A unit test that starts a process fails, in every run, naming where: the unit tier stays quick
+# and its markers true. Each way to start one is wrapped for the session and checks a flag, set
+# only while a unit test sets up or runs (a test's own monkeypatch then restores the wrapper).
+# What a library starts on its own (matplotlib asking fc-list for fonts) is let through; what
+# this checkout's code or Ray starts is not, nor a fork of the `tune` fork server.
+_STDLIB = sysconfig.get_paths()["stdlib"] + os.sep
+_RAY = os.path.dirname(importlib.util.find_spec("ray").origin) + os.sep  # not imported
+_unit_test: list[str] = []  # the unit test setting up or running, if any
+_started: list[str] = []  # what it started
+
+
+def _guard_start(start: Callable, name: str) -> Callable:
+    @functools.wraps(start)
+    def guarded(*args, **kwargs):
+        if _unit_test:
+            _refuse_start(name)
+        return start(*args, **kwargs)
+    return guarded
+
+
+def _refuse_start(name: str) -> None:
+    """Fails the unit test running, unless the process is a library's own (the first caller
+    outside the standard library is not this checkout's code or Ray's)."""
+    frame = sys._getframe(2)
+    while frame and frame.f_code.co_filename.startswith(("<", _STDLIB)) and (
+            "-packages" + os.sep not in frame.f_code.co_filename):
+        frame = frame.f_back
+    where = frame.f_code.co_filename if frame else ""
+    ours = where.startswith(str(REPO_ROOT) + os.sep) and "-packages" + os.sep not in where
+    if ours or where.startswith(_RAY):
+        _started.append(f"{_unit_test[0]}: a unit test that started a process ({name}, at "
+                        f"{where}:{frame.f_lineno}): mark it @pytest.mark.subprocess, or "
+                        "@pytest.mark.ray where it starts Ray")
+        pytest.fail(_started[-1], pytrace=False)
+
+
+for _module, _name in ((subprocess, "_fork_exec"), (_posixsubprocess, "fork_exec"), (os, "fork"),
+                       (os, "forkpty"), (os, "posix_spawn"), (os, "posix_spawnp"), (os, "system")):
+    if hasattr(_module, _name):
+        setattr(_module, _name, _guard_start(getattr(_module, _name), f"{_module.__name__}.{_name}"))
+Forks.start = _guard_start(Forks.start, "a fork of the tune fork server")
+
+
+@contextlib.contextmanager
+def _starting_nothing(item: pytest.Item):
+    if item.get_closest_marker("unit"):
+        _unit_test.append(item.nodeid)
+    _started.clear()
+    try:
+        yield
+    finally:
+        _unit_test.clear()
+        if _started:  # whatever the test made of the refusal (caught it, failed otherwise)
+            pytest.fail(_started[0], pytrace=False)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item):
+    with _starting_nothing(item):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    with _starting_nothing(item):
+        return (yield)
 
 
 @pytest.fixture(scope="session")
@@ -184,6 +273,9 @@ class JobsEvaluator:
                 job = replace(jobs[unit.job], seeds=unit.seeds)
                 schedule.record(unit, self.play([job], progress)[0])
         return schedule.results()
+
+    def cpu_seconds(self, start, end):
+        return self.workers * (end - start)
 
     def close(self) -> None:
         pass

@@ -36,6 +36,8 @@ from conftest import REPO_ROOT, tune_forks
 
 from tuner.store import checkpoint as ckpt
 
+pytestmark = pytest.mark.subprocess  # every case runs tune in a process of its own
+
 DATA = REPO_ROOT / "tests" / "data" / "runtime"
 QUICK = REPO_ROOT / "configs" / "quick.yaml"
 WEIGHTS = REPO_ROOT / "engine" / "baselines" / "classic-reference.yaml"

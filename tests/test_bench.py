@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+pytestmark = pytest.mark.subprocess  # each benchmark runs as its script
+
 BENCH = Path(__file__).resolve().parents[1] / "bench"
 
 

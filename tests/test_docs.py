@@ -336,10 +336,25 @@ def test_the_readme_keeps_its_quick_start_as_its_first_block():
     first = read_blocks(DOCS[0])[0][0]
     assert first.lang == "sh"
     assert [command.split("#", 1)[0].strip() for command in commands(first)] == [
+        "python3 -m venv .venv && . .venv/bin/activate",  # what follows installs there
         "pip install -e . && tune --config configs/quick.yaml",  # CI and a hook read these two
         'pip install -e ".[dev]" && python -m pytest -q',
+        "python -m pytest -q -m unit",
     ]
     assert first.marker == Marker("tune-only")
+
+
+@pytest.mark.subprocess
+def test_the_readmes_first_line_makes_the_environment_that_the_install_goes_into(tmp_path):
+    """The quick start's first line, as written (its block runs only its ``tune`` commands):
+    once it has run, ``python`` and ``pip`` are the new environment's."""
+    first = commands(read_blocks(DOCS[0])[0][0])[0].split("#", 1)[0].strip()
+    done = subprocess.run(["bash", "-c", f"{first} && command -v python pip"], cwd=tmp_path,
+                          env=environment(), capture_output=True, text=True,
+                          timeout=COMMAND_TIMEOUT, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(tmp_path / ".venv" / "bin" / name)
+                                   for name in ("python", "pip")]
 
 
 def test_the_readme_links_every_docs_page_and_every_link_resolves():
@@ -415,6 +430,7 @@ def test_the_harness_reads_every_block_with_its_marker():
     assert not orphans and not marker_problems(blocks)
 
 
+@pytest.mark.subprocess
 def test_the_harness_passes_a_good_page_and_fails_a_broken_command(tmp_path):
     blocks, _ = read_blocks(Path("sample.md"), SAMPLE)
     failures, timings = play(blocks, tmp_path)
@@ -482,6 +498,7 @@ def runnable(doc: Path) -> bool:
 @pytest.mark.slow
 @pytest.mark.parametrize("doc", [d for d in DOCS if runnable(d)],
                          ids=lambda d: d.relative_to(REPO_ROOT).as_posix())
+@pytest.mark.subprocess
 def test_the_commands_of_a_page_work_as_documented(doc, tmp_path):
     root = copy_repository(tmp_path / "clone")
     shipped = fingerprint(root / "runs")
@@ -514,6 +531,7 @@ def test_the_shipped_configs_show_commands():
 
 
 @pytest.mark.slow
+@pytest.mark.subprocess
 def test_the_commands_in_the_shipped_configs_comments_work(tmp_path):
     """Each ``# tune ...`` comment line of configs/ and examples/ runs in a copy of the
     repository, its run configs capped."""
@@ -542,6 +560,7 @@ void init_tables() {}
 """
 
 
+@pytest.mark.subprocess
 def test_the_sed_lines_for_nneonneo_make_the_source_they_describe(tmp_path):
     """docs/cli.md tells users to drop an export into nneonneo/2048-ai with sed, and to fix its
     depth with another: run them on its lines."""

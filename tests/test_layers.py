@@ -23,6 +23,7 @@ LAYERS = [
     ["tuner.store"],
     ["tuner.loop"],
     ["tuner.analysis"],
+    ["tuner.api"],
     ["tuner.cli", "tuner.__main__"],
 ]
 

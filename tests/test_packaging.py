@@ -56,6 +56,7 @@ def installed(tmp_path_factory) -> tuple[Path, Path]:
 
 
 # One test, so that the environment is built once whatever process pytest-xdist gives it to
+@pytest.mark.subprocess
 def test_the_wheel_holds_the_package_and_its_baselines_play_by_name_after_a_plain_install(
         installed):
     bin_dir, work = installed

@@ -143,6 +143,7 @@ def test_replaying_a_committed_runs_config_leaves_runs_untouched(clone, no_ray, 
     assert fingerprint(clone / "runs") == before
 
 
+@pytest.mark.subprocess
 def test_report_on_a_shipped_run_writes_nothing_unless_asked(clone, tmp_path):
     before = fingerprint(clone / "runs")
     for run_dir in FINISHED_RUNS + RUNS_UNDER_WAY:  # history-only campaign seeds included
@@ -159,6 +160,7 @@ def test_report_on_a_shipped_run_writes_nothing_unless_asked(clone, tmp_path):
     assert fingerprint(clone / "runs") == before
 
 
+@pytest.mark.subprocess
 def test_a_plot_into_a_shipped_run_is_refused_and_the_advice_works(clone):
     before = fingerprint(clone / "runs")
     result = run_tune(["report", "runs/snake-d1", "--plot"], clone, None)

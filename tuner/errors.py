@@ -1,6 +1,13 @@
 """The tuner's errors, in the one hierarchy of ``engine.errors``."""
 
+import errno
+
 from engine.errors import BadInput, Failure
+
+# An OSError the machine, not tune, is to blame for: said in one line (exit status 1) where it is
+# met, e.g. a disk that fills while a run starts; any other stays a bug with its traceback.
+ENVIRONMENT_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS,
+                                errno.EACCES, errno.EPERM, errno.EIO})
 
 
 class ConfigError(BadInput):

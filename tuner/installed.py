@@ -61,7 +61,7 @@ class Code:
 def code() -> Code:
     """This process's code, computed once (the first Ray task or game asks for it)."""
     packages = [Path(engine.__file__).parent, Path(__file__).parent]
-    return Code(digest_of(packages), version(), os.uname().nodename, _install_command())
+    return Code(digest_of(packages), version(), os.uname().nodename, install_command())
 
 
 def refusal(worker: Code, driver: Code) -> str:
@@ -70,17 +70,20 @@ def refusal(worker: Code, driver: Code) -> str:
             f"driver's code on every node ({driver.install})")
 
 
-def _install_command() -> str:
-    """``pip install`` of this code: its checkout where it runs from one, else what pip
-    installed it from (a wheel, a folder), else the release of its version."""
+def install_command(extra: str | None = None) -> str:
+    """``pip install`` of this code, with its optional ``extra`` (``plot``): its checkout where
+    it runs from one, else what pip installed it from (a wheel, a folder), else the release of
+    its version."""
+    wanted = f"[{extra}]" if extra else ""
     root = Path(__file__).resolve().parents[1]
     if (root / "pyproject.toml").is_file():
-        return shlex.join(["pip", "install", "-e", str(root)])
+        return shlex.join(["pip", "install", "-e", f"{root}{wanted}"])
     try:
         direct = json.loads(importlib.metadata.distribution("tune2048")
                             .read_text("direct_url.json") or "{}")
     except (importlib.metadata.PackageNotFoundError, ValueError):
         direct = {}
     url = urlparse(direct.get("url", ""))
-    source = unquote(url.path) if url.scheme == "file" else f"tune2048=={version()}"
+    source = (f"{unquote(url.path)}{wanted}" if url.scheme == "file" else
+              f"tune2048{wanted}=={version()}")
     return shlex.join(["pip", "install", source])

@@ -26,7 +26,6 @@ from engine.external.process import EngineFailure, EngineProcess
 from engine.external.protocol import Declaration, Search
 
 DEFAULT_GAME_TIMEOUT = 60.0  # seconds: far beyond a depth-3 game of a compiled engine
-HANDSHAKE_TIMEOUT = 10.0
 
 if TYPE_CHECKING:
     from engine.solver import GameResult
@@ -65,8 +64,7 @@ class EngineCommand:
         return Path(found.submodule_search_locations[0])
 
     def start(self) -> EngineProcess:
-        return EngineProcess(list(self.command), self.directory(),
-                             handshake_timeout=HANDSHAKE_TIMEOUT, game_timeout=self.game_timeout)
+        return EngineProcess(list(self.command), self.directory(), game_timeout=self.game_timeout)
 
 
 @cache
@@ -183,7 +181,7 @@ def play_games(player: EnginePlayer, seeds: list[int]) -> list[GameResult]:
     except EngineFailure as failure:
         close_kept()
         raise EngineLost(str(failure)) from None
-    except BadInput:
+    except BaseException:  # bad input, or Ctrl-C mid-answer: the engine is ended with it
         close_kept()
         raise
 

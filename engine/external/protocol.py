@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 
 from engine.defaults import MOVE_NAMES
+from engine.depth import DEEPEST, MAX_NODES, Limits
 
 VERSION = 1
 GREETING = f"tune2048 {VERSION}"
@@ -16,6 +17,11 @@ SEARCH_KINDS = ("depth", "auto", "nodes")
 MAX_LINE = 4096  # characters: a longer line is malformed
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
 MAX_SEEDS = 10_000  # a request's
+MAX_SEARCH_DIGITS = 12  # of a search's N (depth:N, nodes:N)
+# An engine's searches are its own to afford: a depth within the range it declares is asked
+# for, wherever it is written (a config, --depth, a weights file), and ours (a fixed depth to 8,
+# 5 in a tuning run: engine.depth) do not apply; the declaration is checked where it is known.
+ENGINE_LIMITS = Limits(fixed=10**MAX_SEARCH_DIGITS - 1, cap=DEEPEST, nodes=MAX_NODES)
 
 
 class ProtocolError(ValueError):
@@ -48,7 +54,8 @@ class Search:
         kind, colon, value = text.partition(":")
         if kind == "auto" and not colon:
             return cls("auto")
-        if kind in ("depth", "nodes") and value.isdigit() and len(value) <= 12:
+        if (kind in ("depth", "nodes") and value.isascii() and value.isdigit()
+                and len(value) <= MAX_SEARCH_DIGITS):
             return cls(kind, int(value))
         raise ValueError(f"a search is depth:N, auto or nodes:N, got {text!r}")
 
@@ -103,8 +110,20 @@ def set_request(name: str, value: float) -> str:
     return f"set {name} {value!r}"
 
 
-def play_request(search: Search, seeds: list[int], trace: bool = False) -> str:
-    return f"{'trace' if trace else 'play'} {search} {' '.join(map(str, seeds))}"
+def play_requests(search: Search, seeds: list[int], trace: bool = False
+                  ) -> list[tuple[str, list[int]]]:
+    """The requests that play ``seeds`` in order, each with its seeds: as few as lines of at
+    most ``MAX_LINE`` characters hold (an engine reads no longer line)."""
+    head = f"{'trace' if trace else 'play'} {search}"
+    requests, size, part = [], len(head), []
+    for seed in seeds:
+        if part and size + 1 + len(str(seed)) > MAX_LINE:
+            requests.append(part)
+            size, part = len(head), []
+        size += 1 + len(str(seed))
+        part.append(seed)
+    requests += [part] if part else []
+    return [(" ".join([head, *map(str, part)]), part) for part in requests]
 
 
 def words_of(line: str) -> list[str]:

@@ -133,6 +133,7 @@ def checkout(tmp_path):
     return top
 
 
+@pytest.mark.subprocess
 def test_replacing_a_committed_file_is_refused_and_leaves_it(checkout):
     target = checkout / "runs" / "shipped" / "best.yaml"
     with pytest.raises(TrackedFile, match=rf"^{re.escape(str(target))}: git tracks this file, "
@@ -144,6 +145,7 @@ def test_replacing_a_committed_file_is_refused_and_leaves_it(checkout):
     assert sorted(os.listdir(target.parent)) == ["best.yaml"]
 
 
+@pytest.mark.subprocess
 def test_several_files_are_written_none_if_one_is_committed(checkout):
     target = checkout / "runs" / "shipped" / "best.yaml"
     with pytest.raises(TrackedFile):
@@ -154,17 +156,20 @@ def test_several_files_are_written_none_if_one_is_committed(checkout):
 
 @pytest.mark.parametrize("name", ["runs/notes.txt", "outputs/mine.yaml", "runs/new.yaml",
                                   "outputs/new.yaml"])
+@pytest.mark.subprocess
 def test_untracked_ignored_and_new_files_are_written(checkout, name):
     atomic_write(checkout / name, "written\n")
     assert (checkout / name).read_text() == "written\n"
 
 
+@pytest.mark.subprocess
 def test_a_path_with_glob_characters_is_asked_about_literally(checkout):
     (checkout / "runs" / "[x]").mkdir()
     (checkout / "runs" / "[x]" / "best.yaml").write_text("untracked\n")
     check_target(checkout / "runs" / "[x]" / "best.yaml")  # not the pattern matching runs/x
 
 
+@pytest.mark.subprocess
 def test_a_directory_holding_a_committed_file_is_refused_naming_the_file(checkout, monkeypatch):
     monkeypatch.chdir(checkout)
     with pytest.raises(TrackedFile, match=r"^runs/shipped/best\.yaml: git tracks this file"):
@@ -188,6 +193,7 @@ FAILING_GIT = "#!/bin/sh\necho 'fatal: detected dubious ownership in repository'
     (None, "git is not installed"),
     (FAILING_GIT, "git says: fatal: detected dubious ownership in repository"),
 ], ids=["git-missing", "git-failing"])
+@pytest.mark.subprocess
 def test_in_a_work_tree_without_a_working_git_an_existing_file_is_refused(
         checkout, monkeypatch, tmp_path, git, reason):
     programs = tmp_path / "programs"

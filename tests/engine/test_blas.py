@@ -12,6 +12,8 @@ import pytest
 
 from engine.blas import AVX512_TARGETS, KERNELS, _has_avx2
 
+pytestmark = pytest.mark.subprocess  # each test asks a fresh Python
+
 PROBE = "import os, sys; {first}; print(os.environ.get('OPENBLAS_CORETYPE'))"
 
 

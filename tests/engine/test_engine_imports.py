@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 ENGINE = ROOT / "engine"
 FORBIDDEN_MODULES = ("ray", "argparse")
@@ -60,6 +62,7 @@ def test_no_engine_module_imports_ray_or_argparse_or_speaks_of_ray():
     assert not offenders
 
 
+@pytest.mark.subprocess
 def test_importing_all_of_engine_leaves_ray_and_argparse_unimported():
     code = (
         "import importlib, pkgutil, sys\n"

@@ -59,6 +59,7 @@ def compile_c(source: Path, *flags: str, compiler: str | None = C_COMPILER,
 
 @needs_cc
 @pytest.mark.parametrize("weights", [CLASSIC_REFERENCE, CLASSIC_TUNED, SNAKE_SEED000])
+@pytest.mark.subprocess
 def test_c_output_compiles(capsys, tmp_path, weights):
     source = tmp_path / "weights.c"
     source.write_text(exported(capsys, weights, "--format", "c"))
@@ -152,6 +153,7 @@ int main(int argc, char **argv) {
 @needs_cc
 @pytest.mark.parametrize("weights, other", [(CLASSIC_REFERENCE, CLASSIC_TUNED),
                                             (CLASSIC_TUNED, CLASSIC_REFERENCE)])
+@pytest.mark.subprocess
 def test_c_constants_rebuild_the_classic_table(capsys, tmp_path, weights, other):
     (tmp_path / "weights.h").write_text(exported(capsys, weights, "--format", "c"))
     (tmp_path / "lines.c").write_text(CLASSIC_LINES_C)

@@ -86,6 +86,7 @@ def children(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.subprocess
 def test_ctrl_c_while_tables_are_built_never_crashes(children, tmp_path, family="classic"):
     # warm numba's cache (a cold one compiles for seconds) and time the window once warm; the
     # window is timed again by every child that gets to the end, so that the interrupts follow
@@ -140,6 +141,7 @@ print("loaded")
 """
 
 
+@pytest.mark.subprocess
 def test_no_engine_class_runs_python_code_in_set_name_where_a_ctrl_c_would_be_wrapped():
     done = subprocess.run([sys.executable, "-c", SET_NAME_CHILD], env=child_env(),
                           capture_output=True, text=True, timeout=300, check=False)

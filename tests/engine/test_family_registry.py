@@ -275,6 +275,7 @@ def probe_weights(tmp_path: Path, spec: str, modules: list[str]) -> dict:
     [("this:Foo", "this"), ("antigravity:X", "antigravity"),
      ("venv.__main__:X", "venv.__main__"), ("trustfam_probe:Tiny", "trustfam_probe")],
 )
+@pytest.mark.subprocess
 def test_a_weights_file_naming_a_module_imports_nothing(tmp_path, spec, module):
     (tmp_path / "site").mkdir()
     (tmp_path / "site" / "trustfam_probe.py").write_text(TINY, encoding="utf-8")
@@ -288,6 +289,7 @@ def test_a_weights_file_naming_a_module_imports_nothing(tmp_path, spec, module):
     assert not (tmp_path / "site" / "trustfam_probe.imported").exists()
 
 
+@pytest.mark.subprocess
 def test_a_weights_file_naming_a_module_loads_when_the_module_is_named(tmp_path):
     (tmp_path / "site").mkdir()
     (tmp_path / "site" / "trustfam_probe.py").write_text(TINY, encoding="utf-8")

@@ -121,6 +121,7 @@ def test_no_warning_reaches_the_terminal(recwarn):
     assert len(recwarn) == 0
 
 
+@pytest.mark.subprocess
 def test_checking_imports_no_numba(tmp_path):
     guard = tmp_path / "numba"
     guard.mkdir()

@@ -324,6 +324,7 @@ def test_the_same_seed_gives_the_same_game():
     assert a == b
 
 
+@pytest.mark.subprocess
 def test_the_same_seed_gives_the_same_game_in_a_fresh_process():
     here = Solver("classic", depth=1).play(seed=4321, max_moves=300)
     code = (

@@ -83,6 +83,33 @@ def test_this_process_knows_its_code_once():
     assert code.install == shlex.join(["pip", "install", "-e", str(ROOT)])
 
 
+def test_the_install_command_of_an_extra_installs_this_checkout_with_it():
+    """Run from a checkout, as the README installs it (``pip install -e ".[plot]"``)."""
+    assert installed.install_command("plot") == shlex.join(
+        ["pip", "install", "-e", f"{ROOT}[plot]"])
+
+
+@pytest.mark.parametrize(("direct_url", "source"), [
+    ('{"url": "file:///wheels/tune2048-0.4.0-py3-none-any.whl"}',
+     "/wheels/tune2048-0.4.0-py3-none-any.whl"),
+    ('{"url": "file:///src/tune%202048", "dir_info": {}}', "/src/tune 2048"),
+    (None, f"tune2048=={installed.version()}"),
+], ids=["a wheel", "a folder", "a release"])
+def test_the_install_command_of_an_installed_package_installs_what_pip_installed_it_from(
+        tmp_path, monkeypatch, direct_url, source):
+    class Distribution:
+        def read_text(self, name):
+            assert name == "direct_url.json"
+            return direct_url
+
+    monkeypatch.setattr(installed, "__file__", str(tmp_path / "site-packages" / "tuner" /
+                                                   "installed.py"))  # not in a checkout
+    monkeypatch.setattr(importlib.metadata, "distribution", lambda name: Distribution())
+    assert installed.install_command() == shlex.join(["pip", "install", source])
+    with_plot = source.replace("==", "[plot]==") if direct_url is None else f"{source}[plot]"
+    assert installed.install_command("plot") == shlex.join(["pip", "install", with_plot])
+
+
 def test_a_refusal_names_both_codes_where_they_run_and_what_to_do():
     worker = installed.Code("a" * 64, "0.4.0", "node-7", "pip install /elsewhere")
     driver = installed.Code("b" * 64, "0.4.0", "head", "pip install -e /work/tune2048")

@@ -34,6 +34,7 @@ DROPPED_IN_A_FINALIZER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.subprocess
 def test_a_ctrl_c_dropped_in_a_finalizer_is_remembered_and_not_printed():
     done = subprocess.run([sys.executable, "-c", DROPPED_IN_A_FINALIZER], capture_output=True,
                           text=True, timeout=60, check=False)
@@ -41,6 +42,7 @@ def test_a_ctrl_c_dropped_in_a_finalizer_is_remembered_and_not_printed():
     assert "Exception ignored" not in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.subprocess
 def test_other_exceptions_in_finalizers_are_still_printed():
     code = DROPPED_IN_A_FINALIZER.replace(
         'os.kill(os.getpid(), signal.SIGINT)\n        time.sleep(0.1)', 'raise ValueError("boom")')
@@ -73,6 +75,7 @@ CUT_IN_A_CONSTRUCTOR = textwrap.dedent("""
 """)
 
 
+@pytest.mark.subprocess
 def test_a_finalizer_that_fails_because_a_signal_cut_its_constructor_is_not_printed():
     done = subprocess.run([sys.executable, "-c", CUT_IN_A_CONSTRUCTOR], capture_output=True,
                           text=True, timeout=60, check=False)
@@ -97,6 +100,7 @@ CTRL_C_WHILE_LOADING = textwrap.dedent("""
 """)
 
 
+@pytest.mark.subprocess
 def test_a_ctrl_c_while_the_command_loads_its_modules_exits_130_without_a_traceback():
     done = subprocess.run([sys.executable, "-c", CTRL_C_WHILE_LOADING], capture_output=True,
                           text=True, timeout=60, check=False)
@@ -131,6 +135,7 @@ WHILE_A_CLASS_IS_MADE = textwrap.dedent("""
 
 
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+@pytest.mark.subprocess
 def test_an_interrupt_while_a_class_is_made_comes_once_the_class_is_made(sig):
     """Python 3.11 turns what a __set_name__ raises into RuntimeError: an interrupt landing in
     one (while numpy or numba load, say) would have ended the command as a bug, exit status 1."""
@@ -160,6 +165,7 @@ DEFERRED = textwrap.dedent("""
 """)
 
 
+@pytest.mark.subprocess
 def test_a_signal_in_a_deferred_block_is_raised_at_the_end_of_the_outermost_one():
     done = subprocess.run([sys.executable, "-c", DEFERRED], capture_output=True, text=True,
                           timeout=60, check=False)

@@ -6,8 +6,8 @@ says; the files it reads keep standard errors.
 The plot (``convergence.png``, ``convergence_figure``) shows fitness by generation with the
 reference a gain is judged against, when the run validated one (``validation.reference``), and
 the step size below; the games of each generation too, where adaptive games make them vary. It
-needs matplotlib, an optional extra: ``pip install 'tune2048[plot]'``. Without it the table is
-still printed.
+needs matplotlib, an optional extra (``plot``): without it a plot asked for is refused before
+anything is read, with the command that installs the extra (``plotting_problem``).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from engine.atomic import atomic_write
 from engine.echo import echo, shorten
 from engine.stats import Z95, clock, counted, interval_cell, plus_minus, readable
 from engine.weights_file import WeightsFile, read_weights
+from tuner import installed
 from tuner.config import RunConfig, parse_config
 from tuner.config.sections import reference_label
 from tuner.errors import CheckpointError, ConfigError
@@ -244,8 +245,15 @@ def cluster_line(machines: list[dict], history: list[dict] = (),
 
 
 def _share(machines: list[dict]) -> float:
-    return throughput.share(sum(row["game_seconds"] for row in machines), 1.0,
-                            sum(row["cpus"] * row["seconds"] for row in machines))
+    return throughput.share(sum(row["game_seconds"] for row in machines),
+                            sum(_cpu_seconds(row) for row in machines))
+
+
+def _cpu_seconds(row: dict) -> float:
+    """The CPU-seconds a ``cluster.csv`` row's CPUs were present; a row of tune2048 before 0.4
+    has no ``cpu_seconds``, and counted its CPUs at the generation's end."""
+    present = row.get("cpu_seconds")
+    return present if isinstance(present, float) else row["cpus"] * row["seconds"]
 
 
 FITNESS_LABELS = {  # the fitness axis, by fitness name (tuner.games.fitness): what it measures, in what
@@ -262,6 +270,17 @@ def fitness_label(evaluation: dict) -> str:
 
 
 BEST_LABEL = "best of a generation (band: 95% CI)"
+
+
+def plotting_problem() -> str | None:
+    """Why this environment cannot draw the plot, with the command that installs what it
+    lacks (from this checkout, or as tune2048 was installed); None where it can."""
+    try:
+        import matplotlib.figure  # noqa: F401 - the plot extra, loaded only when asked for
+    except ImportError:
+        return (f"matplotlib is not installed; install it with: "
+                f"{installed.install_command('plot')}")
+    return None
 
 
 def plot_convergence(path: Path, history: list[dict], validation: list[dict],

@@ -62,7 +62,7 @@ def check_args(args: argparse.Namespace) -> None:
         raise UsageError(f"--games must be at least {MIN_GAMES} for a paired test, got "
                          f"{args.games}")
     check_int("--games", args.games, MIN_GAMES, MAX_GAMES)
-    args.depth = check_depth(args.depth)
+    args.depth = check_depth(args.depth, engine=args.engine is not None)
     check_cutoff(args.cutoff)
     check_seed_range(args.seed, args.games)
     if args.save == "":

@@ -33,7 +33,9 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
     check.add_argument("--search", metavar="SEARCH",
                        help="depth:N, auto or nodes:N (default: the cheapest it declares)")
     check.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
-                       help="the longest wait for one game (default 60)")
+                       help="the most one game may take, all its lines together, from its "
+                            "request or the end of the game before (default 60; the handshake "
+                            "has 10 s in all)")
     check.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND ...",
                        help="the engine's command line, after --")
     check.set_defaults(handler=check_one)
@@ -62,7 +64,7 @@ def _command(args: argparse.Namespace, action: str) -> list[str]:
 
 def write_defaults(args: argparse.Namespace) -> int:
     command = _command(args, "defaults --output defaults.yaml")
-    depth = check_depth(args.depth)
+    depth = check_depth(args.depth, engine=True)
     if os.path.lexists(args.output):
         raise UsageError(f"--output: {args.output} exists; name a new file")
     from engine.external.player import EngineCommand, engine_player  # numpy: once input is good

@@ -44,7 +44,8 @@ try:
         stop,
     )
     from tuner.cli import status as status_command
-    from tuner.cli.options import ENVIRONMENT_ERRORS, Parser, UsageError, verbosity
+    from tuner.cli.options import Parser, UsageError, verbosity
+    from tuner.errors import ENVIRONMENT_ERRORS
 except KeyboardInterrupt:  # raised by hand during the imports: ends the command the same way
     signal.pthread_sigmask(signal.SIG_SETMASK, _mask)
     print("tune: interrupted", file=sys.stderr)

@@ -14,7 +14,6 @@ result is kept until the summary is printed. Nothing here imports the engine's c
 from __future__ import annotations
 
 import argparse
-import errno
 import math
 import os
 import shlex
@@ -23,10 +22,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from engine.defaults import DEFAULT_CUTOFF
-from engine.depth import DepthError, DepthPolicy, parse_depth
+from engine.depth import PLAYING, DepthError, DepthPolicy, parse_depth
 from engine.echo import shorten
 from engine.errors import BadInput
 from engine.external.player import DEFAULT_GAME_TIMEOUT, EngineCommand
+from engine.external.protocol import ENGINE_LIMITS
 from engine.weights_file import read_weights
 from tuner import commands
 from tuner.config import MAX_WORKERS
@@ -38,10 +38,6 @@ if TYPE_CHECKING:
 
 MAX_GAMES = 1_000_000  # games one command plays per player (results are kept in memory)
 MAX_SEED = 2**64 - 1  # game seeds are 64-bit
-# An OSError the machine, not tune, is to blame for: printed as one line (exit status 1) where it
-# is met, e.g. a disk that fills while a run starts; any other stays a bug with its traceback.
-ENVIRONMENT_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS,
-                                errno.EACCES, errno.EPERM, errno.EIO})
 
 
 @dataclass(frozen=True)
@@ -133,8 +129,9 @@ def engine_options() -> argparse.ArgumentParser:
                         help="play through this external engine (docs/engine-protocol.md): its "
                              "command line as one string, run in the current directory")
     parent.add_argument("--game-timeout", type=float, default=DEFAULT_GAME_TIMEOUT,
-                        metavar="SECONDS", help="with --engine: the longest one game may take "
-                                                f"(default {DEFAULT_GAME_TIMEOUT:g})")
+                        metavar="SECONDS", help="with --engine: the most one game may take, all "
+                                                "its lines together (default "
+                                                f"{DEFAULT_GAME_TIMEOUT:g})")
     return parent
 
 
@@ -174,12 +171,13 @@ def check_not_engine(source: str, loaded: WeightsFile) -> None:
                        "that starts it with --engine COMMAND")
 
 
-def check_depth(value: str | None) -> DepthPolicy | None:
-    """``--depth`` as a policy (None: not given); ``UsageError`` saying what is wrong."""
+def check_depth(value: str | None, engine: bool = False) -> DepthPolicy | None:
+    """``--depth`` as a policy (None: not given); ``UsageError`` saying what is wrong. For an
+    external ``engine`` any depth it may declare: its declaration is checked once it is started."""
     if value is None:
         return None
     try:
-        return parse_depth(value)
+        return parse_depth(value, ENGINE_LIMITS if engine else PLAYING)
     except DepthError as err:
         raise UsageError(f"--depth: {err}") from None
 

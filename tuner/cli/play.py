@@ -79,7 +79,7 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
 
 def check_args(args: argparse.Namespace) -> None:
     """Refuse bad arguments before any file is read or the engine is loaded (``UsageError``)."""
-    args.depth = check_depth(args.depth)
+    args.depth = check_depth(args.depth, engine=args.engine is not None)
     check_cutoff(args.cutoff)
     check_int("--games", args.games, 1, MAX_GAMES)
     check_seed_range(args.seed, args.games)

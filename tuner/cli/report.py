@@ -1,6 +1,7 @@
 """``tune report RUN_DIR``: a run's summary table, and under it ``tune status``'s lines while the
 run works (or died working); its convergence plot only when asked (``--plot``), so that reading
-a run, a shipped one included, writes nothing."""
+a run, a shipped one included, writes nothing. A plot asked for that cannot be written (a
+target tune may not write, matplotlib missing) is refused before anything is read or printed."""
 
 from __future__ import annotations
 
@@ -44,6 +45,8 @@ def handle(args: argparse.Namespace) -> int:
         run_dir / report.PLOT_FILE if args.plot is IN_RUN_DIR else Path(args.plot))
     if plot is not None:
         check_plot(plot, run_dir)
+        if (problem := report.plotting_problem()) is not None:
+            raise UsageError(f"--plot: {plot} not written: {problem}")
     from tuner.space import SearchSpace  # here only to keep start-up fast (numpy)
 
     stored, config = report.read_run_config(run_dir)
@@ -62,9 +65,6 @@ def handle(args: argparse.Namespace) -> int:
     if plot is not None:
         try:
             path = report.plot_convergence(plot, history, validation, stored)
-        except ImportError:
-            print(f"{plot} not written: matplotlib is not installed (pip install "
-                  "'tune2048[plot]')")
         except OSError as err:  # a full disk: the file is as it was
             raise UnwritableTarget(f"{plot}: cannot write: {err.strerror}") from None
         else:

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import argparse
 
+from tuner.api.job import start_run
 from tuner.cli import job
-from tuner.cli.options import ray_options, with_options
-from tuner.config import RESUMABLE_CHANGES, RunConfig, changed_keys, load_config
-from tuner.errors import CheckpointError
-from tuner.store import checkpoint as ckpt
+from tuner.cli.options import ray_options
+from tuner.config import RunConfig
 
 
 def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
@@ -35,19 +34,11 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    config = with_options(load_config(args.config), args)
+    launch = job.launch(args)
+    config = launch.load()
     if args.dry_run:
         return dry_run(config)
-    from tuner.store.store import DirectoryStore  # once the config is known good (start-up)
-
-    store = DirectoryStore.new(config.run_dir, args.overwrite, _same_run(config))
-    try:
-        from tuner.loop.run import TuningRun  # the engine and pycma, once the config is known good
-
-        run = TuningRun.start(config, store, progress=job.show_progress(args))
-        return job.execute(run, args)
-    finally:
-        store.close()  # a run that wrote no checkpoint leaves nothing behind
+    return start_run(config, launch, progress=job.show_progress(args)).exit_code
 
 
 def dry_run(config: RunConfig) -> int:
@@ -74,12 +65,3 @@ def _where(config: RunConfig) -> str:
     if config.ray.address is not None:
         return f" (the cluster at {config.ray.address} is not asked: --workers N prices N CPUs)"
     return "" if config.ray.workers else " (this machine's cores)"
-
-
-def _same_run(config) -> bool:
-    """Whether the run directory's stored config is this one, but for what a resume may change."""
-    try:
-        stored = ckpt.read_stored_config(config.run_dir)
-    except CheckpointError:
-        return False
-    return all(k in RESUMABLE_CHANGES for k in changed_keys(stored, config.resolved()))

@@ -117,12 +117,15 @@ class NodeWatch:
         self.known = alive_nodes(nodes())
         self.checked = time.monotonic()
 
-    def poll(self) -> None:
-        """Compare with the last look, if it is ``NODE_CHECK_SECONDS`` old."""
+    def poll(self) -> bool:
+        """Compare with the last look, if it is ``NODE_CHECK_SECONDS`` old; whether a node left
+        or joined since."""
         if time.monotonic() - self.checked < NODE_CHECK_SECONDS:
-            return
+            return False
         now = alive_nodes(self.nodes())
         self.checked = time.monotonic()
-        for level, line in node_changes(self.known, now):
+        changes = node_changes(self.known, now)
+        for level, line in changes:
             say(level, line)
         self.known = now
+        return bool(changes)

@@ -40,6 +40,7 @@ from tuner.cluster import events
 from tuner.cluster.ray_session import RaySession
 from tuner.cluster.shipping import empty_working_dir, ship_engine, ship_family
 from tuner.errors import EvaluationError
+from tuner.games import throughput
 from tuner.games.evaluation import (
     Evaluator,
     GameCrash,
@@ -142,6 +143,7 @@ class RayEvaluator(_Backend):
             self._ray_messages.enter_context(ray_api.ray_messages_to(events.ray_said))
             self.nodes = events.NodeWatch(ray.nodes)
             self.workers = self._cpus()
+            self.present = throughput.CpuTime(self.workers, time.perf_counter())
             # a unit an external engine failed is played again, as one lost with its worker
             self._remote = ray.remote(num_cpus=1, max_retries=max_retries,
                                       retry_exceptions=[EngineLost])(play_unit)
@@ -190,8 +192,13 @@ class RayEvaluator(_Backend):
         return int(self.ray.cluster_resources().get("CPU", 0))
 
     def refresh_cpus(self) -> None:
-        """Count the cluster's CPUs again, for the schedule and the unit size alike."""
+        """Count the cluster's CPUs again, for the schedule and the unit size alike, and for
+        the CPU-seconds present (``cpu_seconds``)."""
         self.workers = self._cpus()
+        self.present.count(self.workers, time.perf_counter())
+
+    def cpu_seconds(self, start: float, end: float) -> float:
+        return self.present.between(start, end)
 
     def _for_workers(self, spec: PlayerSpec | EnginePlayer) -> PlayerSpec | EnginePlayer:
         """``spec`` as the workers find what it names: a family file or an engine where Ray
@@ -299,7 +306,8 @@ class _RayUnits:
         idle_since = time.monotonic()
         timeout = self.evaluator.no_worker_timeout
         while True:
-            self.evaluator.nodes.poll()
+            if self.evaluator.nodes.poll():  # counted at once: Ray starts queued tasks there
+                self.evaluator.refresh_cpus()
             refs = list(self.pending)
             done, rest = self.ray.wait(refs, num_returns=min(count, len(refs)),
                                        timeout=POLL_SECONDS)

@@ -65,12 +65,14 @@ def _check_validation_at_once(check: Checker, validation: ValidationSection) -> 
                                     "lower games or top_k")
 
 
-def check_search(check: Checker, search: SearchSection, engine: EngineSection | None) -> None:
+def check_search(check: Checker, search: SearchSection, engine: EngineSection | None,
+                 names_engine: bool = False) -> None:
     """A family's search is ours, and a tuning run affords at most ``TUNING`` of it; an
-    engine's search is the engine's own, and must be one it declares."""
+    engine's search is the engine's own, and must be one it declares, whatever ours allow
+    (``names_engine`` with no ``engine``: it did not start, and says nothing)."""
     from engine.external.player import search_for  # numpy: loaded where a config is read
 
-    if search.depth is None or "search" in check.bad_sections:
+    if search.depth is None or "search" in check.bad_sections or names_engine and not engine:
         return
     try:
         if engine is None:

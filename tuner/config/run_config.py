@@ -211,7 +211,7 @@ def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".",
     for section in SECTIONS[1:]:
         sections[section.NAME] = section.parse(check, document)
         if section is SearchSection:  # its problems where the section's are
-            check_search(check, sections[section.NAME], engine)
+            check_search(check, sections[section.NAME], engine, ENGINE in document)
     strategy = None
     if not check.problems:
         strategy = StrategySection.parse(check, document, sections["evaluation"])

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 from engine.depth import FORMS, DepthError, DepthPolicy, parse_depth, to_yaml
 from engine.echo import echo, shorten
+from engine.external.protocol import ENGINE_LIMITS
 from tuner.checker import Checker, describe
 from tuner.config.keys import Section, choice, integer, integer_or_auto, key, number, text
 from tuner.config.limits import (
@@ -41,15 +42,15 @@ from tuner.games.policy import DISPATCHES, SchedulePolicy
 
 
 def _read_depth(check: Checker, mapping: dict, name: str, path: str) -> DepthPolicy:
-    """``search.depth``: a depth policy (``engine.depth``); what a tuning run of a family can
-    afford (``engine.depth.TUNING``), or an engine can search, is checked with the family or
-    the engine (``tuner.config.cross_checks``)."""
+    """``search.depth``: a depth policy (``engine.depth``), read as widely as an engine may
+    declare; what a tuning run of a family can afford (``engine.depth.TUNING``), or the engine
+    declares, is checked with the family or the engine (``tuner.config.cross_checks``)."""
     value = mapping.get(name)
     if value is None:
         check.problem(f"{path}.{name}", f"missing (expected {FORMS})")
         return 1
     try:
-        return parse_depth(value)
+        return parse_depth(value, ENGINE_LIMITS)
     except DepthError as err:
         check.problem(f"{path}.{name}", str(err))
         return 1

@@ -150,6 +150,11 @@ class Evaluator(Protocol):
         """Play what ``schedule`` hands out (its units' jobs index ``jobs``) until it is done;
         its results."""
 
+    def cpu_seconds(self, start: float, end: float) -> float:
+        """The CPU-seconds of the CPUs present from ``start`` to ``end`` (``time.perf_counter``
+        readings), counted as nodes join and leave: the share's denominator
+        (``tuner.games.throughput``)."""
+
     def describe(self) -> str:
         """Where the games are played, for the run's first line."""
 
@@ -191,6 +196,9 @@ class SerialEvaluator(_Backend):
         depth = jobs[0].spec.depth if jobs else 1
         return drive(schedule, _InProcess(jobs, self.max_retries), self.policy, self.times,
                      depth, progress)
+
+    def cpu_seconds(self, start: float, end: float) -> float:
+        return self.workers * (end - start)
 
     def describe(self) -> str:
         return "this process (1 CPU)"

@@ -1,9 +1,10 @@
 """Two honest throughput figures for a run's machines.
 
-- The *share*: the CPU-seconds of a generation's training games over its CPUs x its wall time
-  (``cluster.csv``). It counts a game's wall time, and a game on a loaded machine (every core
-  busy, memory bandwidth and caches shared) takes longer than on an idle one: a full share is
-  not a full CPU's worth of work.
+- The *share*: the CPU-seconds of a generation's training games over the CPU-seconds its CPUs
+  were present (``cluster.csv``): the CPUs counted over its wall time as nodes join and leave
+  (``CpuTime``), so a node gone mid-generation cannot lift it above 100%. It counts a game's
+  wall time, and a game on a loaded machine (every core busy, memory bandwidth and caches
+  shared) takes longer than on an idle one: a full share is not a full CPU's worth of work.
 - The *idle cores*: the positions the generation's searches evaluated per second of its wall
   time, over the positions per second one idle core evaluates at the same settings, measured
   on the driver's machine before the games start (``calibrate``). "16 CPUs did 12.5 idle
@@ -50,7 +51,35 @@ def idle_cores(positions: float, wall_seconds: float, idle_rate: float | None) -
     return positions / wall_seconds / idle_rate
 
 
-def share(game_seconds: float, cpus: float, wall_seconds: float) -> float:
-    """The share of ``cpus`` CPUs' time over ``wall_seconds`` that games took."""
-    capacity = cpus * wall_seconds
-    return game_seconds / capacity if capacity > 0 else 0.0
+def share(game_seconds: float, cpu_seconds: float) -> float:
+    """The share of ``cpu_seconds`` of CPUs' time that games took."""
+    return game_seconds / cpu_seconds if cpu_seconds > 0 else 0.0
+
+
+class CpuTime:
+    """The CPUs an evaluator counted, over time: told each count as it is taken, it answers the
+    CPU-seconds present between two moments (``time.perf_counter`` readings), the share's
+    denominator. The count is held from one reading to the next, and the first held before it
+    too, so that CPUs that never change give their count x the seconds, exactly."""
+
+    def __init__(self, cpus: int, now: float):
+        self.changes: list[tuple[float, int]] = [(now, cpus)]  # (since, cpus), oldest first
+
+    @property
+    def cpus(self) -> int:
+        return self.changes[-1][1]
+
+    def count(self, cpus: int, now: float) -> None:
+        """The CPUs counted at ``now``: a node joined or left where they differ."""
+        if cpus != self.cpus:
+            self.changes.append((now, cpus))
+
+    def between(self, start: float, end: float) -> float:
+        """The CPU-seconds present from ``start`` to ``end``."""
+        total = 0.0
+        ends = [since for since, _cpus in self.changes[1:]] + [end]
+        for i, ((since, cpus), until) in enumerate(zip(self.changes, ends)):
+            low, high = (start if i == 0 else max(since, start)), min(until, end)
+            if high > low:
+                total += cpus * (high - low)
+        return total

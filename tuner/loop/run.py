@@ -103,15 +103,17 @@ class TuningRun:
 
     @classmethod
     def start(cls, config: RunConfig, run_dir: Path | RunStore, progress: bool = True,
-              strategy: Strategy | None = None,
-              place: Callable[[], Path] | None = None) -> TuningRun:
+              strategy: Strategy | None = None, place: Callable[[], Path] | None = None,
+              resolved: dict | None = None) -> TuningRun:
         """A fresh run in ``run_dir`` (a directory, or a store), with the strategy the config
         asks for unless one is given. ``place``: called once the first checkpoint is written, it
-        moves the run to its final directory and returns it (``tuner.store.run_dir.NewRun``)."""
+        moves the run to its final directory and returns it (``tuner.store.run_dir.NewRun``).
+        ``resolved``: ``config.resolved()``, where the caller has it already."""
         store = _store(run_dir, place)
         if strategy is None and config.cmaes.popsize != AUTO:
             strategy = new_strategy(config, SearchSpace(config.params))
-        state = RunState(config=config.resolved(), strategy=strategy.dumps() if strategy else b"",
+        state = RunState(config=resolved or config.resolved(),
+                         strategy=strategy.dumps() if strategy else b"",
                          family_digest=player_digest(config))
         store.prepare()
         store.write_config(state.config)
@@ -139,8 +141,9 @@ class TuningRun:
             state.family_digest = digest
         for path in store.prepare():
             log.info("removed %s, left by an interrupted write", path)
-        if state.config != config.resolved():  # an allowed change to a stop condition or to Ray
-            state.config = config.resolved()
+        resolved = config.resolved()
+        if state.config != resolved:  # an allowed change to a stop condition or to Ray
+            state.config = resolved
             store.write_config(state.config)
         try:
             strategy = restore_strategy(state.strategy, config.strategy.name)

@@ -221,14 +221,17 @@ class GenerationStep:
     def machine_row(self, generation: int, game_seconds: float, started: float) -> dict:
         """What the machines did for ``generation`` (``cluster.csv``): the CPUs available at
         its end, its wall time since the last generation was measured (so the driver's work
-        between generations counts), and the share of the CPUs' time its training games took."""
+        between generations counts), the CPU-seconds its CPUs were present in that time (nodes
+        join and leave), and the share of those its training games took."""
         now = time.perf_counter()
-        seconds = now - (self.clock or started)
+        since = self.clock or started
         self.clock = now
-        cpus = self.games.evaluator.workers
-        return {"generation": generation, "cpus": cpus, "seconds": round(seconds, 6),
-                "game_seconds": round(game_seconds, 6),
-                "share": round(throughput.share(game_seconds, cpus, seconds), 4)}
+        evaluator = self.games.evaluator
+        present = evaluator.cpu_seconds(since, now)
+        return {"generation": generation, "cpus": evaluator.workers,
+                "seconds": round(now - since, 6), "game_seconds": round(game_seconds, 6),
+                "share": round(throughput.share(game_seconds, present), 4),
+                "cpu_seconds": round(present, 6)}
 
     def validate_best_guess(self, generation: int) -> dict[str, float]:
         """The strategy's best guess played on the validation seeds, for the history: what

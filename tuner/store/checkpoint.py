@@ -11,8 +11,9 @@ A run directory holds:
   ``{"format", "version": 1, "state"}``, no checksum) is still read, so older runs resume.
 - ``history.csv``: one row per completed generation (a view of the checkpoint's history): a pure
   function of the config and its seed, the same on any cluster.
-- ``cluster.csv``: per completed generation, what the machines did: the CPUs available, the
-  seconds it took, the CPU-seconds of its training games and their share of the CPUs' time.
+- ``cluster.csv``: per completed generation, what the machines did: the CPUs available at its
+  end, the seconds it took, the CPU-seconds of its training games, their share of the CPUs'
+  time, and that time (``cpu_seconds``: the CPU-seconds its CPUs were present, since 0.4).
   These depend on the cluster, so they are kept apart from the history.
 - ``best.yaml``: the best weights so far (training fitness), replaced by the validated winner.
 - ``validation.csv``: the final validation of the best candidates, once the run has finished.
@@ -92,8 +93,8 @@ class RunState:
     # sha256 of a file or module family's source when the run started (None: built-in code, or
     # a run from before it was recorded): a resume notices an edited family
     family_digest: str | None = None
-    # per generation: CPUs, seconds, game seconds, share (``cluster.csv``); a tuple, so that
-    # checkpoints written before it existed load with none
+    # per generation: CPUs, seconds, game seconds, share, CPU-seconds (``cluster.csv``); a
+    # tuple, so that checkpoints written before it existed load with none
     cluster: tuple[dict[str, Any], ...] = ()
 
 

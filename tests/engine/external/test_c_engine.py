@@ -15,6 +15,8 @@ from engine.external import EngineProcess, Search
 from engine.external.conformance import check_engine
 from engine.external.protocol import read_game
 
+pytestmark = pytest.mark.subprocess  # the engine is compiled, then run
+
 ROOT = Path(__file__).resolve().parents[3]
 SOURCE = ROOT / "examples" / "engines" / "c_engine.c"
 COMPILER = shutil.which("cc")

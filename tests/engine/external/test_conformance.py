@@ -24,6 +24,7 @@ def checks(command: list[str], **options) -> dict:
     return {check.name: check for check in check_engine(command, games=4, **options)}
 
 
+@pytest.mark.subprocess
 def test_the_example_engine_passes_every_check():
     found = checks(EXAMPLE)
     assert list(found) == ALL_CHECKS
@@ -43,12 +44,14 @@ def test_the_example_engine_passes_every_check():
     ("small-seeds", "games", ("seed 18446744073709551615 (2^64 - 1; validation games have seeds "
                               "from 2^63 up): engine ")),
 ])
+@pytest.mark.subprocess
 def test_each_fault_fails_its_check_and_no_other(fault, failed, said):
     found = checks([*BAD, fault], timeout=5)
     assert [name for name, check in found.items() if not check.passed] == [failed]
     assert said in found[failed].detail
 
 
+@pytest.mark.subprocess
 def test_too_few_spawns_are_not_judged_and_say_how_to_get_more():
     few = {check.name: check for check in check_engine(EXAMPLE, games=1)}
     assert not few["spawn tiles"].passed and not few["spawn cells"].passed
@@ -75,6 +78,7 @@ def test_a_transcript_is_replayed_by_the_rules_to_its_first_fault():
         assert replay(steps, GameResult(1, 0, 2, 0))[0].startswith(said), said
 
 
+@pytest.mark.subprocess
 def test_a_full_game_whose_result_line_lies_is_caught():
     with EngineProcess(EXAMPLE) as engine:
         [(game, steps)] = engine.play(Search("depth", 0), [1], trace=True)

@@ -39,6 +39,7 @@ def test_the_seven_constants_become_variables_and_nothing_else_changes():
         build.with_variable_constants(THEIR_LINES.replace("SCORE_SUM_POWER", "SUM_POWER"))
 
 
+@pytest.mark.subprocess
 def test_a_folder_that_is_not_a_checkout_is_one_line_and_exit_2(tmp_path):
     done = subprocess.run([sys.executable, str(BUILD), "--source", str(tmp_path), "--output",
                            str(tmp_path / "engine")], check=False, capture_output=True,
@@ -52,6 +53,7 @@ def test_a_folder_that_is_not_a_checkout_is_one_line_and_exit_2(tmp_path):
 @pytest.mark.skipif(CHECKOUT is None or shutil.which("c++") is None,
                     reason="TUNE2048_NNEONNEO_SOURCE names no checkout of nneonneo/2048-ai, or "
                            "there is no C++ compiler")
+@pytest.mark.subprocess
 def test_nneonneos_engine_built_by_the_adapter_passes_every_check(tmp_path):
     engine = tmp_path / "nneonneo-tune2048"
     subprocess.run([sys.executable, str(BUILD), "--source", CHECKOUT, "--output", str(engine)],

@@ -11,6 +11,8 @@ import pytest
 from engine.errors import BadInput
 from engine.external import EngineFailure, EngineProcess, Search
 
+pytestmark = pytest.mark.subprocess  # each test starts an engine
+
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = [sys.executable, str(ROOT / "examples" / "engines" / "python_engine.py")]
 
@@ -61,7 +63,8 @@ def test_a_command_that_cannot_start_is_bad_input():
     ("garbage", "expected a 'game' line, got 'GAME OVER!' (request: 'play depth:0 1 2')"),
     ("crash", ("exited with status 3 (request: 'play depth:0 1 2'); its last stderr lines: "
                "bad_engine: out of memory, giving up")),
-    ("hang", "answered nothing within 0.5 s (request: 'play depth:0 1 2')"),
+    ("hang", ("did not finish the game with seed 2 within 0.5 s (the game timeout) (request: "
+              "'play depth:0 1 2')")),
 ])
 def test_each_way_an_engine_fails_is_one_line(fault, said):
     with pytest.raises(EngineFailure) as raised, \
@@ -72,9 +75,12 @@ def test_each_way_an_engine_fails_is_one_line(fault, said):
     assert message.startswith(f"engine '{' '.join(bad(fault))}': ")
 
 
-def test_a_hung_engine_is_killed_when_closed(tmp_path):
+def test_a_hung_engine_is_ended_with_its_failure_and_asked_nothing_more(tmp_path):
     engine = EngineProcess(bad("hang"), game_timeout=0.2)
-    with pytest.raises(EngineFailure):
+    with pytest.raises(EngineFailure) as raised:
         list(engine.play(Search("depth", 0), [1, 2]))
-    engine.close()  # it reads no 'quit' while it sleeps: killed after QUIT_SECONDS
-    assert engine._process.poll() is not None
+    assert engine._process.poll() is not None  # it reads no 'quit' while it sleeps: ended
+    with pytest.raises(EngineFailure) as again:
+        engine.set_values({"merges_weight": 1.0})
+    assert str(again.value) == str(raised.value)
+    engine.close()

@@ -3,16 +3,19 @@ message that quotes it."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from engine.external.protocol import (
+    MAX_LINE,
     GameResult,
     Moved,
     Param,
     ProtocolError,
     Search,
     Spawn,
-    play_request,
+    play_requests,
     read_declaration,
     read_game,
     read_step,
@@ -89,10 +92,20 @@ def test_transcript_lines_are_spawns_and_moves():
 
 def test_requests_and_search_settings():
     assert set_request("a", 0.1) == "set a 0.1"
-    assert play_request(Search("depth", 3), [1, 2]) == "play depth:3 1 2"
-    assert play_request(Search("auto"), [5], trace=True) == "trace auto 5"
+    assert play_requests(Search("depth", 3), [1, 2]) == [("play depth:3 1 2", [1, 2])]
+    assert play_requests(Search("auto"), [5], trace=True) == [("trace auto 5", [5])]
     assert [str(Search.parse(text)) for text in ("depth:3", "auto", "nodes:150000")] == [
         "depth:3", "auto", "nodes:150000"]
     for text in ("depth", "auto:2", "nodes:-1", "depth:x", "ply:3"):
         with pytest.raises(ValueError, match="depth:N, auto or nodes:N"):
             Search.parse(text)
+
+
+def test_many_seeds_go_in_requests_no_longer_than_a_line():
+    for seeds in (list(range(10_000)), [2**64 - 1 - i for i in range(1000)], list(range(819))):
+        requests = play_requests(Search("nodes", 10**11), seeds, trace=True)
+        assert all(len(line) <= MAX_LINE for line, _ in requests)
+        assert [seed for _, part in requests for seed in part] == seeds
+        assert all(line.split()[2:] == [str(seed) for seed in part] for line, part in requests)
+        for (line, _), (_, after) in itertools.pairwise(requests):  # full: the next seed is not
+            assert len(f"{line} {after[0]}") > MAX_LINE

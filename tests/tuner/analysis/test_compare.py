@@ -45,6 +45,7 @@ def test_labels_disambiguate_repeated_stems():
     assert labels_for(["a/best.yaml", "b/best.yaml", "c/x.yaml"]) == ["a/best", "b/best", "x"]
 
 
+@pytest.mark.subprocess
 def test_compare_plays_every_file_on_the_same_seeds(tmp_path):
     files = [WEIGHTS / "classic-reference.yaml", WEIGHTS / "seed002-snake.yaml"]
     done = run_tune(["compare", *map(str, files), "--depth", "0", "--games", "30", "--seed",
@@ -102,6 +103,7 @@ def test_compare_at_a_depth_policy_records_it(tmp_path, no_ray):
     assert classic["mean"] == pytest.approx(sum(expected) / 30)
 
 
+@pytest.mark.subprocess
 def test_compare_refuses_too_few_games_for_a_paired_test():
     done = subprocess.run(
         [sys.executable, "-m", "tuner", "compare", str(WEIGHTS / "classic-reference.yaml"),
@@ -218,6 +220,7 @@ signal.signal(signal.SIGINT, signal.default_int_handler)
 """
 
 
+@pytest.mark.subprocess
 def test_a_saved_comparison_stopped_by_ctrl_c_goes_on_to_the_same_report(tmp_path):
     save = tmp_path / "games.json"
     args = [*PAIR, "--depth", "1", "--games", "40", "--workers", "1", "--json", "--save",
@@ -241,6 +244,7 @@ def test_a_saved_comparison_stopped_by_ctrl_c_goes_on_to_the_same_report(tmp_pat
     assert [len(games) for games in json.loads(save.read_text())["games"]] == [40, 40]
 
 
+@pytest.mark.subprocess
 def test_the_games_a_save_holds_are_not_played_again(tmp_path, monkeypatch, capsys):
     save = tmp_path / "games.json"
     done = compare(*PAIR, "--depth", "0", "--games", "30", "--seed", "7", "--workers", "1",
@@ -338,6 +342,7 @@ def test_a_save_holds_games_by_player_so_a_new_player_is_judged_against_kept_gam
     assert third.count(seeds) == 60
 
 
+@pytest.mark.subprocess
 def test_a_comparison_in_another_order_reuses_every_kept_game(tmp_path, monkeypatch, capsys):
     save = tmp_path / "games.json"
     done = compare(*PAIR, "--depth", "0", "--games", "30", "--seed", "7", "--workers", "1",
@@ -371,6 +376,7 @@ saved_games.SavedGames.add = add
 """
 
 
+@pytest.mark.subprocess
 def test_a_player_named_twice_plays_its_games_once(tmp_path):
     copy = tmp_path / "copy.yaml"
     copy.write_text(Path(PAIR[0]).read_text())

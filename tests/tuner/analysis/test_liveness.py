@@ -180,8 +180,8 @@ def test_the_throughput_figures():
     positions = 16 * 0.95 * wall * idle_rate / 1.22
     assert throughput.idle_cores(positions, wall, idle_rate) == pytest.approx(12.46, abs=0.01)
     assert throughput.idle_cores(positions, wall, None) is None
-    assert throughput.share(152.0, 16, wall) == pytest.approx(0.95)
-    assert throughput.share(1.0, 16, 0.0) == 0.0
+    assert throughput.share(152.0, 16 * wall) == pytest.approx(0.95)
+    assert throughput.share(1.0, 0.0) == 0.0
 
 
 def test_the_report_says_the_share_with_and_without_generation_1_and_the_idle_cores():

@@ -38,6 +38,7 @@ def test_a_recommendation_beyond_what_a_config_allows_is_none_not_an_overflow(ta
 
 
 @pytest.mark.parametrize("games", [24, {"min": 8, "max": 32}], ids=["fixed", "adaptive"])
+@pytest.mark.subprocess
 def test_noise_command_measures_the_initial_point(tmp_path, games):
     config = yaml.safe_load((ROOT / "configs" / "quick.yaml").read_text())
     config["search"]["depth"] = 0
@@ -71,6 +72,7 @@ def test_noise_command_measures_the_initial_point(tmp_path, games):
     assert lines["ranks"].startswith("ranks: ")
 
 
+@pytest.mark.ray
 def test_the_generation_can_be_skipped_and_auto_popsize_is_resolved_for_the_cpus(tmp_path):
     from tuner.config import parse_config
     from tuner.loop.run import popsize_for

@@ -84,6 +84,7 @@ def test_play_with_family_defaults(capsys):
     assert summary["mean"] == pytest.approx(statistics.fmean(solver.play(s).score for s in (0, 1)))
 
 
+@pytest.mark.ray
 def test_two_workers_play_the_same_games_as_one(capsys):
     args = ("--family", "classic", "--depth", "0", "--games", "6", "--seed", "100")
     one = play_json(capsys, *args, "--workers", "1")
@@ -187,6 +188,7 @@ def test_a_weight_too_large_for_a_float_exits_2(capsys, tmp_path):
     assert err.startswith("tune: error: ") and "weights.sum_weight" in err
 
 
+@pytest.mark.subprocess
 def test_one_worker_plays_in_this_process_and_starts_no_ray():
     """docs/cli.md's promise: with its default one worker, tune play opens no port."""
     code = ("import sys; from tuner.cli.main import main; "

@@ -12,7 +12,7 @@ import yaml
 
 from tuner.analysis import price
 from tuner.analysis.price import GameTime
-from tuner.cli.job import price_line
+from tuner.api.job import price_line
 from tuner.cli.main import main
 from tuner.config import parse_config, stored_text
 from tuner.games.policy import UnitSize

@@ -47,6 +47,7 @@ def quick_runs(tmp_path_factory):
     return {workers: work / "outputs" / f"quick-w{workers}" for workers in (1, 2)}
 
 
+@pytest.mark.ray
 def test_quick_run_writes_a_validated_weights_file_the_engine_plays(quick_runs):
     run_dir = quick_runs[2]
     for name in ("config.yaml", "checkpoint.pkl", "history.csv", "best.yaml", "validation.csv",
@@ -66,6 +67,7 @@ def test_quick_run_writes_a_validated_weights_file_the_engine_plays(quick_runs):
     assert len(history) == 1 + 5  # header and one row per generation
 
 
+@pytest.mark.ray
 def test_a_run_too_small_for_ray_plays_without_it_and_says_how_to_play_it_on_ray(quick_runs,
                                                                                 tmp_path,
                                                                                 no_ray):
@@ -91,6 +93,7 @@ def test_a_small_run_given_workers_plays_on_ray(tmp_path, no_ray):
     assert done.returncode == EXIT_RAY_GUARD, done.stderr
 
 
+@pytest.mark.ray
 def test_trajectory_is_identical_in_this_process_and_on_two_workers(quick_runs):
     one, two = quick_runs[1], quick_runs[2]
     assert (one / "history.csv").read_text() == (two / "history.csv").read_text()
@@ -98,6 +101,7 @@ def test_trajectory_is_identical_in_this_process_and_on_two_workers(quick_runs):
     assert read_weights(one / "best.yaml").weights == read_weights(two / "best.yaml").weights
 
 
+@pytest.mark.ray
 def test_report_prints_the_summary_and_plots_convergence_when_asked(quick_runs, tmp_path):
     run_dir = tmp_path / "quick-w2"
     shutil.copytree(quick_runs[2], run_dir)
@@ -113,6 +117,7 @@ def test_report_prints_the_summary_and_plots_convergence_when_asked(quick_runs, 
     assert f"wrote {png}" in done.stdout
 
 
+@pytest.mark.ray
 def test_report_warns_about_a_winner_at_the_edge_of_its_box(quick_runs, tmp_path):
     run_dir = tmp_path / "edge"
     shutil.copytree(quick_runs[2], run_dir)
@@ -126,6 +131,7 @@ def test_report_warns_about_a_winner_at_the_edge_of_its_box(quick_runs, tmp_path
             "the box may be what stopped it: widen it and tune again") in warnings
 
 
+@pytest.mark.ray
 def test_report_into_a_closed_pipe_ends_quietly(quick_runs):
     # `tune report RUN | head -0`: the reader has gone before the first line is written
     read_end, write_end = os.pipe()
@@ -140,6 +146,7 @@ def test_report_into_a_closed_pipe_ends_quietly(quick_runs):
     assert done.returncode == 1
 
 
+@pytest.mark.ray
 def test_resuming_a_finished_run_says_so_and_changes_nothing(quick_runs, tmp_path):
     run_dir = tmp_path / "quick-w1"
     shutil.copytree(quick_runs[1], run_dir)
@@ -201,6 +208,7 @@ def test_a_bug_is_a_traceback_not_bad_input(tmp_path, monkeypatch):
         main(["--config", str(small_config(tmp_path))])
 
 
+@pytest.mark.subprocess
 def test_a_bug_exits_1_with_its_traceback(tmp_path):
     driver = ("import sys\nimport tuner.loop.run\n"
               "def bug(*args, **kwargs):\n    raise ValueError('a bug in the run loop')\n"
@@ -237,6 +245,7 @@ def test_a_run_stopped_before_its_first_checkpoint_says_to_start_it_again(tmp_pa
     assert "already holds a run" not in capsys.readouterr().err
 
 
+@pytest.mark.ray
 def test_a_run_at_a_depth_policy_records_it_in_its_config_and_its_weights(tmp_path):
     config = yaml.safe_load((ROOT / "configs" / "quick.yaml").read_text())
     config["run"]["name"] = "budget"
@@ -265,7 +274,7 @@ def test_a_long_engine_build_is_said_before_ray_starts(tmp_path, capsys, monkeyp
 
     import tuner.cluster.ray_evaluator
     import tuner.games.throughput
-    from tuner.cli import job
+    from tuner.api import job
     from tuner.errors import EvaluationError
 
     def build(spec, seconds=0.0):

@@ -10,6 +10,8 @@ import pytest
 
 from tuner.cli.main import main
 
+pytestmark = pytest.mark.subprocess  # the checks start engines
+
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = str(ROOT / "examples" / "engines" / "python_engine.py")
 BAD = str(ROOT / "tests" / "engine" / "external" / "bad_engine.py")

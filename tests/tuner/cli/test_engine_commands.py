@@ -17,6 +17,8 @@ from engine import read_weights
 from tuner.cli.main import main
 from tuner.games.seeds import training_seeds
 
+pytestmark = pytest.mark.subprocess  # the commands start engines
+
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = str(ROOT / "examples" / "engines" / "python_engine.py")
 BAD = str(ROOT / "tests" / "engine" / "external" / "bad_engine.py")

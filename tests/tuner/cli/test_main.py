@@ -124,6 +124,7 @@ def loaded_after(code: str) -> dict[str, bool]:
     return json.loads(done.stdout)
 
 
+@pytest.mark.subprocess
 def test_the_command_line_loads_neither_numpy_nor_pycma_nor_numba_to_refuse_an_argument():
     loaded = loaded_after("import tuner.cli.main")
     assert all(loaded[module] for module in SUBCOMMAND_MODULES)  # tuner.cli.main imports them all
@@ -133,6 +134,7 @@ def test_the_command_line_loads_neither_numpy_nor_pycma_nor_numba_to_refuse_an_a
     assert not any(loaded[name] for name in HEAVY), loaded
 
 
+@pytest.mark.subprocess
 def test_checking_a_config_loads_neither_pycma_nor_numba():
     configs = sorted(str(path) for path in (ROOT / "configs").glob("*.yaml"))
     assert len(configs) >= 10
@@ -149,6 +151,7 @@ SIGNAL_AFTER_MAIN = ("import os, signal, sys\nfrom tuner.cli.main import main\n"
 
 
 @pytest.mark.parametrize("name", ["SIGINT", "SIGTERM"])
+@pytest.mark.subprocess
 def test_the_tune_process_ignores_signals_once_its_outcome_is_known(name):
     program = SIGNAL_AFTER_MAIN.format(call="main()", name=name)
     done = subprocess.run([sys.executable, "-c", program, "play", "--games", "0"],

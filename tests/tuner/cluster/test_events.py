@@ -122,11 +122,11 @@ def test_the_node_table_is_read_at_most_every_few_seconds(monkeypatch, logs):
     reads = []
     watch = events.NodeWatch(lambda: reads.append(1) or table)
     table = [node("aaaaaaaa11", 1)]
-    watch.poll()  # too soon after the first look
+    assert watch.poll() is False  # too soon after the first look
     assert len(reads) == 1 and terminal.getvalue() == ""
     monkeypatch.setattr(events, "NODE_CHECK_SECONDS", 0.0)
-    watch.poll()
-    watch.poll()
+    assert watch.poll() is True  # a node left: the evaluator counts its CPUs again
+    assert watch.poll() is False
     shown = terminal.getvalue().splitlines()
     assert len(reads) == 3 and len(shown) == 1
     assert "node 127.0.0.1 (bbbbbbbb) left: -1 CPU, 1 CPU now" in shown[0]

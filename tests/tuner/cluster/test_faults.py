@@ -29,7 +29,7 @@ from tuner.loop.run import TuningRun
 from tuner.store import checkpoint as ckpt
 from tuner.store.run_dir import request_stop, staging_path
 
-pytestmark = pytest.mark.slow  # a few minutes: real runs killed and resumed
+pytestmark = [pytest.mark.slow, pytest.mark.ray]  # a few minutes: real runs killed and resumed
 
 # Depth 2 and one game per task make tasks long enough (about 0.1 s) to be caught mid-flight.
 CONFIG = {
@@ -229,6 +229,9 @@ def test_removed_node_is_survived_and_the_run_is_unchanged(cluster, tmp_path, ad
     assert len([line for line in err.splitlines() if " left: -1 CPU, 1 CPU now" in line]) == 1
     print(f"run finished {time.monotonic() - started:.1f} s after a node was removed")
     assert_same_run(run_dir, adaptive_reference)
+    shares = [float(row["share"]) for row in csv.DictReader(
+        (run_dir / ckpt.CLUSTER_FILE).read_text().splitlines())]
+    assert max(shares) <= 1.0  # the CPUs counted for the time they were there
 
 
 # ---- a two-node cluster started with `ray start`, as docs/cluster.md says -------------------------

@@ -12,6 +12,7 @@ import textwrap
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
 import ray
 
 from tuner import ray_api
@@ -40,6 +41,7 @@ def without(monkeypatch, module: str, name: str) -> None:
 
 # ---- whether this process is a Ray worker: public API -------------------------------------------
 
+@pytest.mark.ray
 def test_a_ray_worker_knows_it_is_one_and_the_driver_that_it_is_not():
     session = ray_session.RaySession(workers=1)
     try:
@@ -59,6 +61,7 @@ def test_without_the_runtime_contexts_worker_a_process_is_taken_for_a_driver(mon
     assert ray_api.on_ray_worker() is False
 
 
+@pytest.mark.subprocess
 def test_a_process_without_ray_is_no_worker_and_imports_no_ray():
     code = ("import sys\nfrom tuner import ray_api\n"
             "print(ray_api.on_ray_worker(), 'ray' in sys.modules)")
@@ -87,6 +90,7 @@ RELOAD = textwrap.dedent("""
 """)
 
 
+@pytest.mark.subprocess
 def test_an_imported_ray_reads_its_mode_again_and_keeps_it_without_config():
     """In a process of its own: the mode is Ray's, process-wide."""
     done = subprocess.run([sys.executable, "-c", RELOAD], cwd=ROOT, capture_output=True,
@@ -133,6 +137,7 @@ TOKENS = textwrap.dedent("""
 """)
 
 
+@pytest.mark.subprocess
 def test_a_token_is_found_where_ray_finds_one_with_or_without_its_loader(tmp_path):
     """In a process of its own: Ray's loader caches the token for the whole process."""
     done = subprocess.run([sys.executable, "-c", TOKENS, json.dumps(TOKEN_CASES), str(tmp_path)],

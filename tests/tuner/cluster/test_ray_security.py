@@ -87,6 +87,7 @@ print(json.dumps(report))
 """
 
 
+@pytest.mark.ray
 def test_the_embedded_ray_runs_with_token_authentication_whatever_the_environment(tmp_path):
     """Even with RAY_AUTH_MODE=disabled in the environment: the token is generated in ~/.ray,
     a client without it or with another token is refused, and Ray warns about nothing."""
@@ -206,6 +207,7 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+@pytest.mark.ray
 def test_an_address_where_nothing_listens_fails_at_once_naming_it():
     address = f"127.0.0.1:{free_port()}"
     line, seconds, stderr = join(address, timeout=5)
@@ -214,6 +216,7 @@ def test_an_address_where_nothing_listens_fails_at_once_naming_it():
     assert not stderr
 
 
+@pytest.mark.ray
 def test_an_address_that_is_not_ray_fails_within_the_connect_timeout():
     """Something accepts connections but never speaks Ray's protocol."""
     with socket.socket() as listener:

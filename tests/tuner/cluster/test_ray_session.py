@@ -36,6 +36,7 @@ def test_what_rays_core_writes_while_it_shuts_down_is_dropped_and_stderr_comes_b
     assert capfd.readouterr().err == "tune: interrupted\n"
 
 
+@pytest.mark.ray
 def test_a_sigterm_that_reaches_one_of_rays_threads_while_ray_starts_is_one_line():
     """ray.init installs Ray's own handler for fatal signals, SIGTERM among them, and a SIGTERM
     that a thread of Ray's took while it started came as a stack dump above tune's line."""
@@ -73,6 +74,7 @@ STUBBORN = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); 
 
 @pytest.mark.parametrize("code", ["import time; time.sleep(60)", STUBBORN],
                          ids=["ends-on-sigterm", "ignores-sigterm"])
+@pytest.mark.subprocess
 def test_processes_ray_leaves_behind_are_ended(code):
     """What close() does with the processes of an embedded Ray still running after shutdown."""
     leftover = subprocess.Popen([sys.executable, "-c", code])
@@ -84,6 +86,7 @@ def test_processes_ray_leaves_behind_are_ended(code):
     assert time.monotonic() - started < 4 * processes.LEFTOVER_GRACE
 
 
+@pytest.mark.subprocess
 def test_a_process_that_reused_a_pid_is_left_alone():
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
@@ -94,6 +97,7 @@ def test_a_process_that_reused_a_pid_is_left_alone():
         other.wait()
 
 
+@pytest.mark.subprocess
 def test_a_signal_while_ray_is_imported_is_acted_on_once_the_import_is_complete():
     """Raised inside the import of Ray's compiled modules, KeyboardInterrupt is printed as
     "Exception ignored" and lost, and the run went on: the import holds it back instead."""

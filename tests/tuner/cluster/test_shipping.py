@@ -15,6 +15,7 @@ from engine.families import FamilyCodeError, FamilyNotFound
 from tuner.cluster.shipping import ship_family
 
 
+@pytest.mark.subprocess
 def test_two_family_files_of_one_name_ship_to_workers_under_different_names(twin_families,
                                                                            tmp_path):
     spec_a, spec_b = twin_families
@@ -38,6 +39,7 @@ def test_two_family_files_of_one_name_ship_to_workers_under_different_names(twin
     assert result.stdout.split() == ["twin-a", "alpha", "twin-b", "beta"]
 
 
+@pytest.mark.subprocess
 def test_a_family_file_of_any_name_ships_under_a_private_name(tmp_path):
     """On a worker the copy is the module ``family`` of its own package, whatever the file's
     name: a module's (json.py), or none (my-family.py, my.family.py, x.py.py, __init__.py)."""

@@ -49,6 +49,7 @@ def problems(config: dict) -> list[str]:
     return str(caught.value).splitlines()
 
 
+@pytest.mark.subprocess
 def test_an_engine_config_is_checked_against_what_the_engine_declares():
     config = parse_config(document(), "e.yaml", EXAMPLES)
     assert config.family is None and config.player_name == "engine python-example 1.0"
@@ -63,6 +64,7 @@ def test_an_engine_config_is_checked_against_what_the_engine_declares():
     assert config.shipped == {config.engine.engine: ("python_engine.py",)}
 
 
+@pytest.mark.subprocess
 def test_the_stored_config_names_the_engine_from_the_run_directory(tmp_path):
     config = parse_config(document(**{"run.output_dir": str(tmp_path / "out")}), "e.yaml",
                           EXAMPLES)
@@ -105,6 +107,7 @@ def test_the_stored_config_names_the_engine_from_the_run_directory(tmp_path):
      ("e.yaml: validation.reference: the shipped baselines hold weights of our families, not of "
      "an engine: name start")),
 ])
+@pytest.mark.subprocess
 def test_a_bad_engine_section_is_one_line_naming_its_key(changes, said):
     found = problems(document(**changes))
     assert len(found) == 1 and re.search(said, found[0]), found

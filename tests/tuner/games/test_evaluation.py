@@ -52,6 +52,7 @@ def test_a_jobs_rough_cpu_time_counts_its_games_at_their_depth_and_not_an_engine
     assert rough_cpu_seconds_of_jobs([*jobs, Job(2, engine, (1,))]) is None  # its games: any length
 
 
+@pytest.mark.ray
 def test_ray_backend_matches_the_serial_backend(local_ray):
     serial = SerialEvaluator(3).play(jobs())
     evaluator = RayEvaluator(3)
@@ -67,6 +68,7 @@ def test_ray_backend_matches_the_serial_backend(local_ray):
 
 
 @pytest.mark.parametrize("dispatch", DISPATCHES)
+@pytest.mark.ray
 def test_a_raced_generation_on_ray_counts_the_games_the_serial_one_counts(local_ray, dispatch):
     """Units of one game, so that Ray's CPUs free up one by one and the pipelined dispatch
     speculates; whatever it played ahead, the same games count and the race ends the same."""
@@ -88,7 +90,7 @@ def test_a_raced_generation_on_ray_counts_the_games_the_serial_one_counts(local_
     assert generation(RayEvaluator(policy=SchedulePolicy(1, dispatch))) == (seeds, fits, rounds)
 
 
-@pytest.mark.parametrize("backend", ["serial", "ray"])
+@pytest.mark.parametrize("backend", ["serial", pytest.param("ray", marks=pytest.mark.ray)])
 def test_a_crash_in_a_game_names_candidate_seed_and_traceback(backend, request):
     bad = [Job(3, CLASSIC, (5, "not-a-seed", 6))]
     if backend == "ray":
@@ -102,6 +104,7 @@ def test_a_crash_in_a_game_names_candidate_seed_and_traceback(backend, request):
     assert "candidate 3" in message and "'not-a-seed'" in message and "Traceback" in message
 
 
+@pytest.mark.ray
 def test_the_evaluator_says_what_it_joined_and_how_many_cpus_it_holds(local_ray):
     with RayEvaluator("auto") as evaluator:
         assert evaluator.describe() == "Ray: the Ray this process had already joined (1 node, 2 CPUs)"

@@ -9,16 +9,19 @@ import logging
 import shlex
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 import yaml
 from conftest import JobsEvaluator
 
 from engine.solver import GameResult
-from tuner.analysis.report import cluster_line
+from tuner.analysis.report import CLUSTER_COLUMNS, cluster_line, read_rows
 from tuner.cli.main import main
 from tuner.config import parse_config
 from tuner.games.policy import FILL_GAMES, FILL_SECONDS, UnitSize, auto_popsize
+from tuner.games.throughput import CpuTime
+from tuner.loop import step
 from tuner.loop.run import TuningRun
 from tuner.store import checkpoint as ckpt
 from tuner.store.run_dir import request_stop
@@ -82,12 +85,82 @@ def test_the_machines_go_to_cluster_csv_and_the_history_stays_the_same_on_any_cl
     assert "cpus" not in histories[0] and "share" not in histories[0]
 
 
+class Clock:
+    """The generation step's ``time.perf_counter``, moved by the games alone."""
+
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Changing(JobsEvaluator):
+    """Batches of games of 0.5 s each on a cluster whose CPUs change before the batches that
+    ``changes`` names (batch index: CPUs), as nodes leave and join: each batch keeps every CPU
+    busy, moving ``clock`` by its games' seconds over the CPUs; the CPUs present are counted as
+    the Ray evaluator counts them (``CpuTime``)."""
+
+    def __init__(self, clock: Clock, cpus: int, changes: dict[int, int]):
+        self.clock, self.changes, self.batches = clock, changes, 0
+        self.workers = cpus
+        self.present = CpuTime(cpus, clock())
+
+    def play(self, jobs, progress=None):
+        self.workers = self.changes.get(self.batches, self.workers)
+        self.present.count(self.workers, self.clock())
+        self.batches += 1
+        results = [[GameResult(s, int(job.spec.weights["merges_weight"]) + s % 97, 256, 50, 0.5,
+                               100, 0) for s in job.seeds] for job in jobs]
+        self.clock.now += sum(r.seconds for games in results for r in games) / self.workers
+        return results
+
+    def cpu_seconds(self, start, end):
+        return self.present.between(start, end)
+
+
+def test_the_share_counts_the_cpus_for_the_time_they_were_there_so_never_exceeds_all(
+        tmp_path, caplog, monkeypatch):
+    """A generation's 4 batches of 2 CPU-seconds each: generation 2 loses a node of 1 CPU after
+    its second batch, generation 3 gets it back after its second. Counted at the end,
+    generation 2's 8 CPU-seconds of games would be 133% of 1 CPU x 6 s."""
+    clock = Clock()
+    monkeypatch.setattr(step, "time", SimpleNamespace(perf_counter=clock))
+    config = parse_config(config_dict(tmp_path), "m.yaml")
+    with caplog.at_level(logging.INFO, logger="tuner.loop.run"):
+        TuningRun.start(config, config.run_dir, progress=False).run(
+            Changing(clock, 2, {6: 1, 10: 2}))
+    machines = rows(config.run_dir / ckpt.CLUSTER_FILE)
+    assert [(r["cpus"], r["seconds"], r["game_seconds"], r["cpu_seconds"], r["share"])
+            for r in machines] == [("2", "4.0", "8.0", "8.0", "1.0"),
+                                   ("1", "6.0", "8.0", "8.0", "1.0"),
+                                   ("2", "6.0", "8.0", "8.0", "1.0")]
+    generation_lines = [m for m in caplog.messages if m.startswith("gen ")]
+    assert [line.split("games/s  ")[1].split("  elapsed")[0] for line in generation_lines] == [
+        "2 CPUs, 100% on games", "1 CPU, 100% on games", "2 CPUs, 100% on games"]
+
+
 def test_the_report_sums_up_the_machines():
     machines = [{"generation": 1, "cpus": 2, "seconds": 10.0, "game_seconds": 18.0},
                 {"generation": 2, "cpus": 16, "seconds": 10.0, "game_seconds": 144.0}]
     first, share = cluster_line(machines).splitlines()
     assert first == "cluster       2-16 CPUs, 2 generations recorded, 0:00:20 of wall time"
     assert share.strip().startswith("90% of their time on training games")  # not "0.00556 h"
+
+
+def test_the_report_counts_the_cpu_seconds_present_and_reads_rows_written_before_them(
+        tmp_path):
+    """A run of 0.3 resumed by 0.4: its first row has no ``cpu_seconds`` (CPUs x seconds
+    then); in the second a node of 1 CPU left after 4 of its 10 s."""
+    path = tmp_path / ckpt.CLUSTER_FILE
+    path.write_text(ckpt.rows_csv([
+        {"generation": 1, "cpus": 2, "seconds": 10.0, "game_seconds": 18.0, "share": 0.9},
+        {"generation": 2, "cpus": 1, "seconds": 10.0, "game_seconds": 14.0, "share": 1.0,
+         "cpu_seconds": 14.0}]))
+    machines = read_rows(path, CLUSTER_COLUMNS, required=True)
+    assert cluster_line(machines).splitlines()[1].strip() == (
+        "94% of their time on training games (100% after generation 1, which includes "
+        "starting the workers)")
 
 
 def test_report_prints_the_cluster_line_of_a_run(tmp_path, capsys):
@@ -205,6 +278,7 @@ def held(*directories):
         holder.wait()
 
 
+@pytest.mark.subprocess
 def test_tune_stop_asks_the_process_that_holds_the_run(tmp_path, capsys):
     run_dir = tmp_path / "run"
     with held(run_dir) as holder:
@@ -215,6 +289,7 @@ def test_tune_stop_asks_the_process_that_holds_the_run(tmp_path, capsys):
         assert (run_dir / ckpt.STOP_FILE).is_file()
 
 
+@pytest.mark.subprocess
 def test_a_run_being_started_is_stopped_in_its_staging_directory(tmp_path):
     run_dir = tmp_path / "run"
     staging = tmp_path / ".run.new"
@@ -235,6 +310,7 @@ def test_tune_stop_with_nothing_running_is_one_line_and_writes_nothing(tmp_path,
     assert not exists or list(run_dir.iterdir()) == []
 
 
+@pytest.mark.subprocess
 def test_a_run_replacing_another_is_stopped_in_its_staging_directory(tmp_path):
     """``--overwrite``: the process holds the old run directory too, which it retires at its
     first checkpoint; a request written there would be lost with it."""
@@ -257,6 +333,7 @@ RUN_DIR_FORMS = {
 
 
 @pytest.mark.parametrize("form", RUN_DIR_FORMS, ids=list(RUN_DIR_FORMS))
+@pytest.mark.subprocess
 def test_tune_stop_takes_the_run_directory_however_it_is_named(tmp_path, capsys, monkeypatch,
                                                                 form):
     cwd, argument, resume = RUN_DIR_FORMS[form]

@@ -64,6 +64,7 @@ def test_a_config_names_a_family_file_relative_to_itself(tmp_path):
     assert again.family == config.family and again.resolved() == stored
 
 
+@pytest.mark.subprocess
 def test_a_bad_family_spec_in_a_config_is_one_line(tmp_path):
     doc = yaml.safe_load((EXAMPLES / "seed001.yaml").read_text())
     doc["family"] = "seed001.py:Seed01"
@@ -111,6 +112,7 @@ def test_a_config_names_a_family_file_of_any_name(tmp_path, name):
     assert Solver.from_file(best_path, family_files=[examples / name]).play(seed=1).moves > 10
 
 
+@pytest.mark.ray
 def test_the_cli_tunes_a_family_file_on_ray_and_plays_it_only_when_named(tmp_path):
     examples = copy_examples(tmp_path)
     config = short(examples / "seed003.yaml", tmp_path, "seed003-cli")
@@ -133,6 +135,7 @@ def test_the_cli_tunes_a_family_file_on_ray_and_plays_it_only_when_named(tmp_pat
                                                                                 "classic"]
 
 
+@pytest.mark.subprocess
 def test_tune_families_lists_every_family_with_its_parameters(tmp_path):
     done = tune("families", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
@@ -145,6 +148,7 @@ def test_tune_families_lists_every_family_with_its_parameters(tmp_path):
                                             "high": 1.0, "doc": listed["snake"]["params"][0]["doc"]}
 
 
+@pytest.mark.subprocess
 def test_tune_family_check_passes_an_example_and_refuses_a_broken_family(tmp_path):
     done = tune("family", "check", "examples/families/seed003.py:Seed003", cwd=ROOT)
     assert done.returncode == 0, done.stderr
@@ -166,6 +170,7 @@ os._exit(99)
 """
 
 
+@pytest.mark.subprocess
 def test_reading_configs_imports_no_numba(tmp_path):
     guard = tmp_path / "guard"
     (guard / "numba").mkdir(parents=True)

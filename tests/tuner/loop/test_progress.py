@@ -88,6 +88,7 @@ def python(code: str) -> subprocess.CompletedProcess:
                           text=True, timeout=300, check=True)
 
 
+@pytest.mark.subprocess
 def test_without_matplotlib_the_strategy_imports_pycma_without_a_warning():
     # the condition a user without the plot extra is in: pycma itself warns in it...
     assert "Could not import matplotlib" in python(WITHOUT_MATPLOTLIB + "import cma").stderr
@@ -95,6 +96,7 @@ def test_without_matplotlib_the_strategy_imports_pycma_without_a_warning():
     assert python(WITHOUT_MATPLOTLIB + "import tuner.strategies").stderr == ""
 
 
+@pytest.mark.subprocess
 def test_pycma_is_loaded_without_matplotlib_which_a_later_import_still_finds():
     """pycma loads pyplot as it imports (a second of every run's start); tune2048 keeps it out,
     silently, and leaves matplotlib importable for the report's plots."""

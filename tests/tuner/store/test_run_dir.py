@@ -108,6 +108,7 @@ time.sleep(60)
 """
 
 
+@pytest.mark.subprocess
 def test_a_second_process_is_refused_and_told_who_holds_the_lock(tmp_path):
     run = make(tmp_path / "r", "config.yaml", "checkpoint.pkl")
     holder = subprocess.Popen([sys.executable, "-c", LOCKER, str(run)], stdout=subprocess.PIPE,

@@ -1,15 +1,17 @@
 """The run store: a run directory's lifecycle through ``DirectoryStore`` (staged, placed,
-locked, closed) and its twin in memory, which holds the bytes a directory would."""
+locked, closed). What every store does, ``MemoryStore`` too: test_store_contract.py."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 
+import pytest
+
 from tuner.store import checkpoint as ckpt
 from tuner.store.checkpoint import RunState
 from tuner.store.run_dir import staging_path
-from tuner.store.store import DirectoryStore, MemoryStore
+from tuner.store.store import DirectoryStore
 
 LOCKED = """
 import sys
@@ -47,6 +49,7 @@ def test_a_new_run_closed_before_its_first_checkpoint_leaves_nothing(tmp_path):
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.subprocess
 def test_an_existing_run_is_locked_until_the_store_closes(tmp_path):
     run_dir = tmp_path / "r"
     run_dir.mkdir()
@@ -58,21 +61,6 @@ def test_an_existing_run_is_locked_until_the_store_closes(tmp_path):
     store.close()  # twice is harmless
     assert subprocess.run([sys.executable, "-c", LOCKED, str(run_dir)], capture_output=True,
                           text=True, check=True).stdout == ""
-
-
-def test_a_memory_store_holds_the_bytes_a_directory_would_and_takes_a_stop_once(tmp_path):
-    on_disk = DirectoryStore(tmp_path)
-    in_memory = MemoryStore()
-    for store in (on_disk, in_memory):
-        store.write_config(state().config)
-        store.save_state(state())
-    for name in (ckpt.CONFIG_FILE, ckpt.HISTORY_FILE, ckpt.CHECKPOINT_FILE):
-        assert in_memory.files[name] == (tmp_path / name).read_bytes(), name
-    assert in_memory.state() == state()
-    assert not in_memory.take_stop_request()
-    in_memory.stop()
-    assert in_memory.take_stop_request() and not in_memory.take_stop_request()
-
 
 
 def test_a_stop_request_left_by_an_earlier_job_is_removed_when_the_run_is_locked(tmp_path):

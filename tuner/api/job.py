@@ -1,0 +1,348 @@
+"""A tuning job: a run started (``start_run``) or resumed (``tuner.api.resumed``) and carried out
+to its end (``carry_out``), with its lines in the run's ``run.log`` as well, a live status
+(``status.json``), its price said as it starts and, as it ends, what to do next. ``tune run`` and
+``tune resume`` are a parse and a call of these; ``run`` and ``resume`` are the same calls from
+Python, so either way a run writes the same files and says the same lines.
+
+The start is one pass: the config is read and resolved once, then priced (roughly, to tell a run
+too small for Ray), then its evaluator is chosen and its price said for the evaluator's CPUs,
+then the loop runs.
+
+Exit status (``Outcome.exit_code``): 0 when the run reached a stop condition or was stopped on
+request, 130 on Ctrl-C or SIGTERM (the last checkpoint is kept), 1 when games could not be played
+or the run's files could not be written (a full disk). Before a run's first checkpoint a failure
+or an interrupt leaves nothing behind (``tuner.store.run_dir``), and the message says how to start
+again, or is bad input, raised (exit status 2 from ``tune``: the family's own code failed, say);
+after it, the checkpoint is kept and the message says how to resume.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from engine.atomic import check_target
+from engine.errors import BadInput, Failure
+from engine.stats import counted
+from tuner import commands, interrupts
+from tuner.api.launch import RUN, Launch
+from tuner.config import RESUMABLE_CHANGES, RunConfig, changed_keys
+from tuner.errors import ENVIRONMENT_ERRORS, CheckpointError, EvaluationError
+from tuner.store import checkpoint as ckpt
+
+if TYPE_CHECKING:
+    from tuner.analysis.price import GameTime
+    from tuner.loop.observers import Observer
+    from tuner.loop.run import TuningRun
+    from tuner.store.checkpoint import RunState
+
+log = logging.getLogger("tuner")
+# Loading the engine's compiled code takes about a second; longer, numba is compiling it (tens of
+# seconds, the first time after an install or an engine change): the run says so, not silence.
+COMPILING_AFTER_SECONDS = 3.0
+# How a job ended (``Outcome.status``): status.json's final states, and a resumed run that had
+# nothing left to do.
+DONE, STOPPED, INTERRUPTED, FAILED, FINISHED = "done", "stopped", "interrupted", "failed", \
+    "finished"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a job ended. ``status``: done (a stop condition, then validation), stopped (on
+    request), interrupted, failed, or finished (a resume of a run that had ended: nothing was
+    done). ``exit_code``: the exit status ``tune`` gives it. ``generation``: the last one
+    checkpointed. ``message``: the job's last words, as logged, with the command that goes on
+    where there is one."""
+
+    status: str
+    exit_code: int
+    run_dir: Path
+    generation: int
+    message: str
+
+
+def run(config: str | os.PathLike, *, overwrite: bool = False, workers: int | None = None,
+        address: str | None = None, observers: Sequence[Observer] = (),
+        progress: bool = False) -> Outcome:
+    """Start a tuning run from the config file ``config`` and carry it out, as ``tune run
+    CONFIG`` does, with the same files, lines and outcome. ``workers`` and ``address``: where
+    games are played (``--workers``, ``--address``); ``overwrite``: replace the run in the run
+    directory once the new one has a checkpoint; ``observers``: watch the run beside its own
+    (``tuner.loop.observers.Observer``); ``progress``: progress bars on stderr.
+
+    Raises ``BadInput`` (``ConfigError``, ``CheckpointError``, ...) for what ``tune`` refuses
+    with exit status 2, before anything is written."""
+    launch = Launch.of(RUN, config, overwrite=overwrite, workers=workers, address=address)
+    return start_run(launch.load(), launch, progress, observers)
+
+
+def stop(run_dir: str | os.PathLike) -> None:
+    """Ask the job running ``run_dir`` (in this process or another) to stop once its current
+    generation is checkpointed, as ``tune stop RUN_DIR`` does; ``CheckpointError`` when no job
+    runs there."""
+    from tuner.store.run_dir import request_stop  # the run directory's locks (start-up)
+
+    request_stop(Path(run_dir))
+
+
+def start_run(config: RunConfig, launch: Launch, progress: bool = False,
+              observers: Sequence[Observer] = ()) -> Outcome:
+    """A fresh run of ``config`` (its options applied), in a run directory of its own, carried
+    out (``carry_out``)."""
+    resolved = config.resolved()
+    from tuner.store.store import DirectoryStore  # once the config is known good (start-up)
+
+    store = DirectoryStore.new(config.run_dir, launch.overwrite, same_run(config, resolved))
+    try:
+        from tuner.loop.run import TuningRun  # the engine and pycma, once the config is known good
+
+        started = TuningRun.start(config, store, progress=progress, resolved=resolved)
+        return carry_out(started, launch, observers)
+    finally:
+        store.close()  # a run that wrote no checkpoint leaves nothing behind
+
+
+def same_run(config: RunConfig, resolved: dict) -> bool:
+    """Whether the run directory's stored config is this one (``resolved``), but for what a
+    resume may change."""
+    try:
+        stored = ckpt.read_stored_config(config.run_dir)
+    except CheckpointError:
+        return False
+    return all(k in RESUMABLE_CHANGES for k in changed_keys(stored, resolved))
+
+
+def carry_out(run: TuningRun, launch: Launch, observers: Sequence[Observer] = ()) -> Outcome:
+    """Run ``run`` until it stops, its lines in its directory's ``run.log`` too, its status in
+    ``status.json``; the caller closes the run's store."""
+    from tuner.cluster.ray_evaluator import (  # Ray, once a run is ready (start-up)
+        ON_RAY_WORKERS,
+        evaluator_for,
+    )
+    from tuner.games.evaluation import SerialEvaluator
+    from tuner.loop.live_status import LiveStatus
+
+    evaluator = status = None
+    ended = (FAILED, "an error (see the terminal)")  # status.json's, unless said below
+    with _run_log(run.store.log_file):
+        try:
+            config = run.config
+            log.info("run %s: %s, depth %s, %d tuned parameters, %s", config.run.name,
+                     config.player_name, config.search.depth, len(config.tuned),
+                     config.evaluation.games.describe() + (
+                         "" if config.strategy.implied else f", strategy {config.strategy.name}"))
+            status = LiveStatus(config, run.store, run.state, _idle_rate(run))
+            status.begin(run.resume_line() if run.state.generation else f"started run "
+                         f"{config.run.name}")
+            quote = Quote.of(config, run.state)
+            evaluator = evaluator_for(config.ray, [config.family], engines=config.shipped,
+                                      rough_seconds=quote.rough_seconds)
+            interrupts.check()
+            here = isinstance(evaluator, SerialEvaluator)  # a small run: Ray would not be sooner
+            if here:
+                log.info("games in this process (1 CPU): fewer than starting Ray would pay for; "
+                         "on Ray:\n  %s", launch.on_ray(run.run_dir, ON_RAY_WORKERS))
+            else:
+                log.info("games on %s", evaluator.describe())
+            log.info("%s", quote.line(config, run.state.games, evaluator.workers, here))
+            state = run.run(evaluator, observers=[status, *observers])
+            interrupts.check()  # one that came during the last moments of the run
+            if run.stopped_on_request:
+                stopped = f"stopped on request after generation {state.generation}"
+                ended = (STOPPED, f"{stopped} (tune stop)")
+                return _said(run, STOPPED, 0, logging.INFO, f"{stopped} (checkpointed); resume "
+                             f"with:\n  {launch.resume_command(run.run_dir)}")
+            return _said(run, DONE, 0, logging.INFO, f"done: {state.stop_reason}; best weights "
+                                                     f"in {run.run_dir / ckpt.BEST_FILE}")
+        except KeyboardInterrupt as interrupt:
+            how = f"interrupted{interrupts.describe(interrupt)}"
+            ended = (INTERRUPTED, f"{how} after generation {run.state.generation}")
+            if run.checkpointed:
+                return _said(run, INTERRUPTED, 130, logging.WARNING,
+                             f"{how} after generation {run.state.generation} (checkpointed); "
+                             f"resume with:\n  {launch.resume_command(run.run_dir)}")
+            return _said(run, INTERRUPTED, 130, logging.WARNING,
+                         f"{how} before the first generation completed (nothing to resume); "
+                         f"start it again with:\n  {launch.start_again(run.run_dir)}")
+        except BadInput as err:
+            if not run.checkpointed:
+                raise  # nothing was kept: bad input, exit status 2
+            ended = _failed(run, err)
+            stopped = f"tune: error: stopped after generation {run.state.generation}"
+            lines = [f"{stopped} (checkpointed): {err}"]
+            from engine.families.errors import FamilyCodeError  # here only to keep start-up fast
+
+            if isinstance(err, FamilyCodeError):
+                lines.append(f"fix the family's code, then resume with:\n  "
+                             f"{launch.resume_command(run.run_dir)}")
+            return _said(run, FAILED, Failure.exit_code, logging.ERROR, *lines)
+        except OSError as err:  # a full disk, a directory made read-only under the run
+            if err.errno not in ENVIRONMENT_ERRORS:
+                raise  # a bug: its traceback
+            what = f"cannot write {err.filename}: {err.strerror}" if err.filename else str(err)
+            ended = _failed(run, what)
+            if run.checkpointed:
+                kept = _checkpointed_generation(run.run_dir)
+                return _said(run, FAILED, Failure.exit_code, logging.ERROR,
+                             f"tune: error: stopped: {what}; the checkpoint of generation {kept} "
+                             f"is kept: make room (or fix the permissions), then resume with:\n"
+                             f"  {launch.resume_command(run.run_dir)}")
+            return _said(run, FAILED, Failure.exit_code, logging.ERROR,
+                         f"tune: error: stopped before the first generation completed: {what}; "
+                         f"nothing was kept: start it again with:\n  "
+                         f"{launch.start_again(run.run_dir)}")
+        except EvaluationError as err:
+            ended = _failed(run, err)
+            if not run.checkpointed:
+                return _said(run, FAILED, err.exit_code, logging.ERROR,
+                             f"tune: error: stopped before the first generation completed: "
+                             f"{err}\nstart it again with:\n  {launch.start_again(run.run_dir)}")
+            resume_with = launch.resume_command(run.run_dir)
+            stopped = f"stopped after generation {run.state.generation} (checkpointed)"
+            lines = [f"tune: error: {stopped}: {err}\nresume with:\n  {resume_with}"]
+            if _cluster_not_joined(run, err):
+                here = launch.resume_command(run.run_dir, address="local")
+                lines.append(f"or resume it on this machine:\n  {here}")
+            return _said(run, FAILED, err.exit_code, logging.ERROR, *lines)
+        finally:
+            if evaluator is not None:
+                evaluator.close()
+            if status is not None and status.ended is None:  # "done" is the observer's to say
+                with interrupts.held() as caught, contextlib.suppress(OSError, BadInput):
+                    status.end(*ended)  # whole (a full disk: the message said what happened)
+                interrupts.raise_if_any(caught)
+
+
+def _said(run: TuningRun, status: str, code: int, level: int, *lines: str) -> Outcome:
+    """Log ``lines`` at ``level``, each as one record; the outcome they end the job with."""
+    for line in lines:
+        log.log(level, "%s", line)
+    return Outcome(status, code, run.run_dir, run.state.generation, "\n".join(lines))
+
+
+@contextlib.contextmanager
+def _run_log(path: Path) -> Iterator[None]:
+    """The job's lines in ``run.log`` as well as wherever the caller's logging shows them:
+    every line from INFO up, whatever the caller's level (``tune --verbose``: debug lines too)."""
+    check_target(path)  # not a FIFO (opening it would block) or a link
+    handler = _RunLog(path)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    level = log.level
+    if log.getEffectiveLevel() > logging.INFO:
+        log.setLevel(logging.INFO)
+    log.addHandler(handler)
+    try:
+        yield
+    finally:
+        log.removeHandler(handler)
+        handler.close()
+        log.setLevel(level)
+
+
+class _RunLog(logging.FileHandler):
+    """``run.log``: a line that cannot be written there (a full disk) is dropped without the
+    traceback ``logging`` would print; the terminal shows the same lines."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class Quote:
+    """What a job knows of its price before it plays: the game time it prices at (recorded by
+    the run's own generations when it has played some, else the rough figure for its depth;
+    None for an external engine before it has played), and roughly the CPU time its games
+    have left, at the rough figure (``plays_here``: a run Ray cannot shorten)."""
+
+    game_time: GameTime | None
+    rough_seconds: float | None
+
+    @classmethod
+    def of(cls, config: RunConfig, state: RunState) -> Quote:
+        from tuner.analysis import price  # numpy code: loaded already, the run has started
+
+        rough = price.rough_game_time(config)
+        return cls(price.recorded(state.cluster, state.games, "recorded by this run") or rough,
+                   price.rough_cpu_seconds_left(config, state.games))
+
+    def line(self, config: RunConfig, played: int, cpus: int, here: bool = False) -> str:
+        """The price of what is left of a run of ``config`` that has played ``played``
+        training games, on ``cpus`` CPUs (``here``: in this process), in one line."""
+        from tuner.analysis import price  # numpy code: loaded already, the run has started
+
+        if self.game_time is None:  # an external engine's, before it has played
+            games = price.most_games(config, cpus).total
+            return (f"price: at most {counted(games, 'game')}; the game time of "
+                    f"{config.player_name} is known after a generation (measured now by: "
+                    f"{commands.tune('--config', config.source, '--dry-run')})")
+        result = price.price(config, cpus, self.game_time, played, here)
+        return price.summary(result, cpus, config,
+                             "price of what is left" if played else "price")
+
+
+def price_line(run: TuningRun, cpus: int, here: bool = False) -> str:
+    """The price of what is left of ``run`` on ``cpus`` CPUs (``here``: in this process), in one
+    line: at the game time its own generations recorded when it has played some (a resumed
+    run), else the rough one for its depth (a run plays no game to price itself)."""
+    return Quote.of(run.config, run.state).line(run.config, run.state.games, cpus, here)
+
+
+def _idle_rate(run: TuningRun) -> float | None:
+    """One idle core's positions per second at the run's settings, measured here before any
+    game starts (``tuner.games.throughput``): None where it could not be measured (the
+    family's code failing, say, which the run's own games then report)."""
+    from tuner.games.throughput import calibrate  # the engine: once a run is ready (start-up)
+
+    if run.config.engine is not None:
+        return None  # an external engine counts its positions its own way, or not at all
+    start = run.strategy.result.mean if run.strategy is not None else run.space.initial()
+    try:
+        with _said_if_slow(COMPILING_AFTER_SECONDS, "compiling the engine for this heuristic: "
+                           "tens of seconds the first time, then loaded from numba's cache"):
+            return calibrate(run.config.player(run.space.weights(start)))
+    except Exception:
+        log.debug("the one-core calibration failed", exc_info=True)
+        return None
+
+
+@contextlib.contextmanager
+def _said_if_slow(seconds: float, line: str) -> Iterator[None]:
+    """Log ``line`` if the block is still running after ``seconds``."""
+    timer = threading.Timer(seconds, log.info, args=("%s", line))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+
+
+def _failed(run: TuningRun, error: Exception | str) -> tuple[str, str]:
+    """The final state and event ``status.json`` gets for ``error``."""
+    what = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return FAILED, f"stopped after generation {run.state.generation}: {what}"
+
+
+def _cluster_not_joined(run: TuningRun, err: EvaluationError) -> bool:
+    """Whether the games stopped because the run's cluster (saved, or given now) could not be
+    joined: a run's results do not depend on where it plays, so it may go on on this machine."""
+    from tuner.cluster.ray_join import ClusterConnectionError  # Ray's helpers: only when one failed
+
+    return isinstance(err, ClusterConnectionError) and run.config.ray.address is not None
+
+
+def _checkpointed_generation(run_dir: Path) -> str:
+    """The generation of the checkpoint on disk ('?' if it cannot be read). Not checked
+    against config.yaml: a resume with changed options has written its own config there, which
+    it puts back only as it exits, after this is said."""
+    path = run_dir / ckpt.CHECKPOINT_FILE
+    try:
+        return str(ckpt.decode_state(path.read_bytes(), path).generation)
+    except (BadInput, OSError, AttributeError):  # unreadable, or not a run's state
+        return "?"

@@ -1,0 +1,49 @@
+"""A run's results read back: its config, history, validation and best weights, checked as
+``tune report`` checks them, so that a caller never parses a run's files by hand."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.weights_file import WeightsFile
+from tuner.analysis import report
+from tuner.errors import CheckpointError
+from tuner.store import checkpoint as ckpt
+
+
+@dataclass(frozen=True)
+class RunResults:
+    """What a run directory holds. ``config``: the run's resolved config as stored;
+    ``history``: a row per generation (``history.csv``: numbers as floats); ``validation``: a
+    row per validated candidate (``validation.csv``; empty until the run has validated);
+    ``best``: ``best.yaml`` (the validated winner once the run has finished, the best training
+    fitness so far before; None where a run directory keeps only its config and history)."""
+
+    run_dir: Path
+    config: dict[str, Any]
+    history: list[dict[str, Any]]
+    validation: list[dict[str, Any]]
+    best: WeightsFile | None
+
+    @property
+    def finished(self) -> bool:
+        """Whether the run has validated its winner."""
+        return bool(self.validation)
+
+
+def open_run(run_dir: str | os.PathLike) -> RunResults:
+    """The results in ``run_dir``, read whole now; ``CheckpointError`` naming the file, line and
+    column of anything missing or damaged."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise CheckpointError(f"{run_dir}: no such run directory")
+    stored, config = report.read_run_config(run_dir)
+    history = report.read_rows(run_dir / ckpt.HISTORY_FILE, report.HISTORY_COLUMNS,
+                               required=True)
+    validation = report.read_rows(run_dir / ckpt.VALIDATION_FILE, report.VALIDATION_COLUMNS,
+                                  required=False)
+    best = report.read_best(run_dir, config, validated=bool(validation))
+    return RunResults(run_dir, stored, history, validation, best)
