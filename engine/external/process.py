@@ -39,6 +39,9 @@ HANDSHAKE_SECONDS = 10.0  # from the greeting to 'ready' (docs/engine-protocol.m
 QUIT_SECONDS = 2.0  # an idle engine asked to quit has this long to exit
 TERM_SECONDS = 1.0  # then what is left of its session, after SIGTERM, before SIGKILL
 POLL_SECONDS = 0.02  # between looks at a session being ended
+# The most one wait for the engine lasts: a later deadline is waited for in turns (a poll takes
+# no timeout much past 24 days, and a game may be given up to 1e7 seconds).
+WAIT_SECONDS = 3600.0
 
 
 class EngineFailure(Failure):
@@ -75,7 +78,8 @@ class EngineProcess:
         self._readable.register(self._process.stdout, selectors.EVENT_READ)
         self._writable = selectors.DefaultSelector()
         self._writable.register(self._process.stdin, selectors.EVENT_WRITE)
-        self._buffer = b""
+        self._buffer = b""  # the start of a line not yet ended
+        self._ready: collections.deque[bytes] = collections.deque()  # lines read, not yet taken
         self._request = protocol.GREETING
         seconds = HANDSHAKE_SECONDS if handshake_timeout is None else handshake_timeout
         deadline = time.monotonic() + seconds
@@ -198,7 +202,7 @@ class EngineProcess:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise self._failure(f"{late}: it stopped reading its input")
-                self._writable.select(left)
+                self._writable.select(min(left, WAIT_SECONDS))
 
     def _lines(self, deadline: float, late: str) -> Iterator[str]:
         while True:
@@ -206,19 +210,20 @@ class EngineProcess:
 
     def _line(self, deadline: float, late: str) -> str:
         """The next line, by ``deadline`` (``late`` says what did not come in time)."""
-        while b"\n" not in self._buffer:
+        while not self._ready:
             if len(self._buffer) > protocol.MAX_LINE:
                 raise self._failure(f"wrote a line longer than {protocol.MAX_LINE:,} bytes")
             left = deadline - time.monotonic()
             if left <= 0:
                 raise self._failure(late)
-            if not self._readable.select(left):
+            if not self._readable.select(min(left, WAIT_SECONDS)):
                 continue
             chunk = os.read(self._process.stdout.fileno(), 65536)
             if not chunk:
                 raise self._failure(self._exit_text())
-            self._buffer += chunk
-        raw, _, self._buffer = self._buffer.partition(b"\n")
+            *lines, self._buffer = (self._buffer + chunk).split(b"\n")
+            self._ready.extend(lines)
+        raw = self._ready.popleft()
         try:
             return raw.decode().removesuffix("\r")
         except UnicodeDecodeError:

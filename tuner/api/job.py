@@ -48,8 +48,8 @@ log = logging.getLogger("tuner")
 COMPILING_AFTER_SECONDS = 3.0
 # How a job ended (``Outcome.status``): status.json's final states, and a resumed run that had
 # nothing left to do.
-DONE, STOPPED, INTERRUPTED, FAILED, FINISHED = "done", "stopped", "interrupted", "failed", \
-    "finished"
+DONE, STOPPED, INTERRUPTED, FAILED, FINISHED = (
+    "done", "stopped", "interrupted", "failed", "finished")
 
 
 @dataclass(frozen=True)

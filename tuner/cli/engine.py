@@ -9,6 +9,7 @@ import math
 import os
 
 from tuner.cli.options import UsageError, check_depth, check_int, check_seed_range
+from tuner.config.limits import MAX_TIMEOUT
 
 MAX_GAMES = 10_000
 
@@ -82,8 +83,9 @@ def check_one(args: argparse.Namespace) -> int:
     command = _command(args, "check")
     check_int("--games", args.games, 1, MAX_GAMES)
     check_seed_range(args.seed, args.games)
-    if not (math.isfinite(args.timeout) and args.timeout > 0):
-        raise UsageError(f"--timeout must be a positive number of seconds, got {args.timeout}")
+    if not (math.isfinite(args.timeout) and 0 < args.timeout <= MAX_TIMEOUT):
+        raise UsageError(f"--timeout must be a positive number of seconds, at most "
+                         f"{MAX_TIMEOUT:g}, got {args.timeout}")
     from engine.external.conformance import check_engine  # the engine's rules load numba
     from engine.external.protocol import Search
 

@@ -104,6 +104,9 @@ for line in sys.stdin:  # the stub: games of one move, whose score follows the s
     words = line.split() or ["?"]
     if words[0] == "quit":
         break
+    if len(line.rstrip("\\n")) > 4096:  # what a C engine's buffer holds (protocol.h)
+        say("error a request longer than 4,096 characters")
+        continue
     if behaviour == "asleep":  # the first request is never answered
         open(PIDS + ".asleep", "w").close()
         time.sleep(600)
@@ -220,7 +223,7 @@ def config(folder: Path, command: list[str], depth: object = 0, name: str = "eng
     path = folder / name
     path.write_text(yaml.safe_dump({
         "run": {"name": "eng", "seed": 11},
-        "engine": {"command": command, "game_timeout": GAME_TIMEOUT},
+        "engine": {"command": command},
         "params": {"weight": {"low": 0.5, "high": 2.0}, "bias": {"low": -0.5, "high": 0.5}},
         "search": {"depth": depth},
         "evaluation": {"games": 6},
@@ -268,12 +271,10 @@ def test_a_handshake_that_trickles_fails_at_its_deadline(folder, behaviour, ever
 
 @pytest.mark.parametrize("every", [0.1, 0.01])
 def test_a_traced_game_that_trickles_fails_at_the_game_timeout(folder, every):
-    with EngineProcess(engine(folder, "slow-moves", every), game_timeout=1.0) as slow:
-        games = [game for game, _ in slow.play(Search("depth", 0), [1, 2])]  # untraced: quick
-        assert [game.seed for game in games] == [1, 2]
-        with pytest.raises(EngineFailure, match=r"did not finish the game with seed 1 within "
-                                                r"1 s \(the game timeout\)"):
-            list(slow.play(Search("depth", 0), [1, 2], trace=True))
+    with EngineProcess(engine(folder, "slow-moves", every), game_timeout=1.0) as slow, \
+            pytest.raises(EngineFailure, match=r"did not finish the game with seed 1 within 1 s "
+                                               r"\(the game timeout\)"):
+        list(slow.play(Search("depth", 0), [1, 2], trace=True))
     assert_none_left(folder)
 
 
@@ -333,6 +334,17 @@ def test_the_checker_ends_a_traced_game_that_trickles_at_its_timeout(folder, eve
     assert_none_left(folder)
 
 
+def test_the_longest_timeout_allowed_is_waited_for_without_a_traceback(folder):
+    done = tune(folder, ["play", "--engine", shlex.join(engine(folder, "stub")), "--games", 2,
+                         "--game-timeout", 1e7], HANDSHAKE)  # beyond what one poll may wait
+    assert done.returncode == 0, done.stderr
+    refused = tune(folder, ["engine", "check", "--timeout", 1e8, "--", "x"], 0)
+    assert refused.returncode == 2
+    assert "--timeout must be a positive number of seconds, at most 1e+07, got 100000000.0" in (
+        one_line(refused.stderr))
+    assert_none_left(folder)
+
+
 def test_the_help_of_timeout_says_what_the_doc_says(folder):
     done = tune(folder, ["engine", "check", "--help"], 0)
     assert "--timeout SECONDS the most one game may take, all its lines together, from its " \
@@ -344,6 +356,13 @@ def test_the_help_of_timeout_says_what_the_doc_says(folder):
 
 
 # ---- every write bounded ----------------------------------------------------------------------
+
+def test_many_seeds_are_asked_for_in_lines_an_engine_reads(folder):
+    seeds = [2**64 - 1 - i for i in range(2000)]  # 42,000 characters of seeds
+    with EngineProcess(engine(folder, "stub")) as stub:
+        assert [game.seed for game, _ in stub.play(Search("depth", 12), seeds)] == seeds
+    assert_none_left(folder)
+
 
 def test_an_engine_that_stops_reading_fails_at_the_deadline_of_the_request(folder):
     with EngineProcess(engine(folder, "deaf", DEAF_PARAMS), game_timeout=0.5) as deaf:
@@ -383,10 +402,11 @@ def test_the_checker_ends_an_engine_that_stops_reading_many_seeds(folder):
 
 # ---- no process left behind -----------------------------------------------------------------
 
-ENDINGS = {  # how tune ends the engine: the behaviour that makes it end so, and what it says
-    "timeout": ("asleep", 1, "did not answer within 1 s"),
-    "error": ("garbage", 1, "expected a 'game' line, got 'GAME OVER!'"),
-    "normal": ("stub", 0, ""),
+ENDINGS = {  # how tune ends the engine: the behaviour that makes it end so, the game timeout
+    # given, the exit status and what it says
+    "timeout": ("asleep", GAME_TIMEOUT, 1, f"did not answer within {GAME_TIMEOUT:g} s"),
+    "error": ("garbage", GAME_TIMEOUT, 1, "expected a 'game' line, got 'GAME OVER!'"),
+    "normal": ("stub", 60, 0, ""),
 }
 
 
@@ -401,10 +421,10 @@ SLOW = pytest.mark.slow  # four tries, each waiting its timeout
     pytest.param("stubborn", "timeout", marks=SLOW), ("stubborn", "normal"),
 ])
 def test_an_engine_behind_a_launcher_leaves_no_process_however_it_ends(folder, launcher, ending):
-    behaviour, status, said = ENDINGS[ending]
+    behaviour, timeout, status, said = ENDINGS[ending]
     line = shlex.join(engine(folder, behaviour, launcher=launcher))
-    done = tune(folder, ["play", "--engine", line, "--games", 2, "--game-timeout", GAME_TIMEOUT],
-                TRIES * (HANDSHAKE + GAME_TIMEOUT))
+    done = tune(folder, ["play", "--engine", line, "--games", 2, "--game-timeout", timeout],
+                TRIES * (HANDSHAKE + GAME_TIMEOUT))  # a normal end ends long before its bound
     assert_none_left(folder, started=1 + (launcher != "env") + (launcher == "sidecar"))
     assert done.returncode == status, done.stderr
     assert said in (given_up(done) if status else said)
