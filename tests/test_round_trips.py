@@ -286,9 +286,17 @@ def test_a_family_file_the_run_directory_cannot_name_is_refused_when_the_config_
 # ---- history.csv and validation.csv ------------------------------------------------------------
 
 
+# a number of a run's rows at the ends of its column's range (tuner.store.checkpoint.COLUMN_KINDS)
+EXTREMES = {ckpt.VALUE: [0.0, -0.0, 5e-324, 2.2250738585072014e-308, 1e300, -1e300, 1e16, 0.1,
+                         1 / 3],
+            ckpt.SIZE: [0.0, -0.0, 5e-324, 2.2250738585072014e-308, 1e300, 1e16, 0.1, 1 / 3],
+            ckpt.SPREAD: [0.0, 5e-324, 1e300, 0.1, math.inf, math.nan]}
+
+
 def test_history_csv_reads_back(tmp_path):
-    rows = [{column: FLOATS[(i + j) % len(FLOATS)] for j, column in enumerate(
-        report.HISTORY_COLUMNS)} | {"within_noise": True, "best_ñandú": 5e-324}
+    rows = [{column: EXTREMES.get(ckpt.COLUMN_KINDS[column], FLOATS)[
+        (i + j) % len(EXTREMES.get(ckpt.COLUMN_KINDS[column], FLOATS))] for j, column in
+        enumerate(report.HISTORY_COLUMNS)} | {"within_noise": True, "best_ñandú": 5e-324}
         for i in range(len(FLOATS))]
     for row in rows:  # the counts are whole numbers
         row.update(generation=2**53, evaluations=0, games=10**15)
@@ -302,16 +310,17 @@ def test_history_csv_reads_back(tmp_path):
 
 
 def test_validation_csv_reads_back(tmp_path):
-    rows = [ValidationRow(label, 2**31, {name: x for name in ODD_NAMES}, Fitness(x, -x, 1), x, x,
-                          {2048: x}) for label, x in zip(("elite 1", "distribution mean"),
-                                                         (5e-324, math.nan))]
+    rows = [ValidationRow(label, 2**31, {name: w for name in ODD_NAMES}, Fitness(x, e, 1), x, e,
+                          {2048: w})
+            for label, x, e, w in (("elite 1", 5e-324, math.inf, 5e-324),
+                                   ("distribution mean", -1e300, math.nan, math.nan))]
     path = tmp_path / ckpt.VALIDATION_FILE
     path.write_text(validation_csv(rows), encoding="utf-8")
 
     back = report.read_rows(path, report.VALIDATION_COLUMNS, required=True)
     assert [row["candidate"] for row in back] == ["elite 1", "distribution mean"]
     assert same([row[f"w_{ODD_NAMES[-1]}"] for row in back], [5e-324, math.nan])
-    assert same([row["fitness_stderr"] for row in back], [-5e-324, math.nan])
+    assert same([row["fitness_stderr"] for row in back], [math.inf, math.nan])
 
 
 # ---- tune compare --save -----------------------------------------------------------------------
@@ -324,7 +333,7 @@ def test_saved_games_read_back(tmp_path, depth):
     family_file(family.parent)
     spec = PlayerSpec(f"{family}:Odd", {name: x for name, x in zip(ODD_NAMES, FINITE)}, depth,
                       0.9999999999999999)
-    games = [GameResult(seed, 2**40, 2**17, 10**9, 5e-324, 2**62, 2**64 - 1)
+    games = [GameResult(seed, 2**40, 2**15, 10**9, 5e-324, 2**62, 2**64 - 1)  # 2**15: the top
              for seed in (0, 2**32 - 1)]
     path = tmp_path / "games.json"
     SavedGames(path, [spec]).add(0, games)

@@ -15,6 +15,7 @@ import importlib.metadata
 import json
 import os
 import shlex
+import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -29,7 +30,14 @@ SHORT = 12  # hex digits of the identity that messages show
 
 @cache
 def version() -> str:
-    return importlib.metadata.version("tune2048")
+    """The installed distribution's version; run from a checkout that pip never installed (its
+    folder on ``PYTHONPATH``), the checkout's ``pyproject.toml``'s."""
+    try:
+        return importlib.metadata.version("tune2048")
+    except importlib.metadata.PackageNotFoundError:
+        pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+        with open(pyproject, "rb") as file:
+            return tomllib.load(file)["project"]["version"]
 
 
 def digest_of(packages: Sequence[Path]) -> str:

@@ -4,6 +4,7 @@ engine and the lines it reads back, as data. Reading is strict: a line outside t
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from dataclasses import dataclass
@@ -30,13 +31,16 @@ class ProtocolError(ValueError):
 
 @dataclass(frozen=True)
 class Param:
-    """A parameter the engine accepts: ``kind`` 'int' or 'float', optional bounds."""
+    """A parameter the engine accepts: ``kind`` 'int' or 'float', optional bounds, and
+    optionally ``acts``, a search at which it changes play (one that acts only deeper, or
+    under ``auto``, changes nothing at the cheapest search ``tune engine check`` plays)."""
 
     name: str
     kind: str
     default: float
     low: float | None = None
     high: float | None = None
+    acts: Search | None = None
 
 
 @dataclass(frozen=True)
@@ -165,7 +169,12 @@ def read_declaration(lines) -> Declaration:
                 raise ProtocolError("no 'name' line before 'ready'")
             if depths is None and not auto and not nodes:
                 raise ProtocolError("no 'search' line before 'ready': it plays at no setting")
-            return Declaration(name, version, tuple(params.values()), depths, auto, nodes)
+            declared = Declaration(name, version, tuple(params.values()), depths, auto, nodes)
+            for param in declared.params:
+                if param.acts is not None and not declared.supports(param.acts):
+                    raise ProtocolError(f"parameter {param.name} acts at {param.acts}, a search "
+                                        f"it does not declare ({declared.searches()})")
+            return declared
         elif verb == "error":
             raise ProtocolError(f"the engine reports an error: {' '.join(rest)}")
         else:
@@ -174,19 +183,30 @@ def read_declaration(lines) -> Declaration:
 
 
 def _param(words: list[str], line: str) -> Param:
-    if len(words) not in (3, 5) or words[1] not in ("int", "float"):
-        raise ProtocolError(f"a parameter is 'param NAME int|float DEFAULT [LOW HIGH]', got "
-                            f"{line!r}")
+    """``NAME int|float DEFAULT [LOW HIGH] [KEY=VALUE ...]``: of the keys, version 1 knows
+    ``acts``; others are ignored, so that later versions can add some (as a game line's)."""
+    plain = list(itertools.takewhile(lambda word: "=" not in word, words))
+    fields = _fields(words[len(plain):], line)
+    if len(plain) not in (3, 5) or plain[1] not in ("int", "float"):
+        raise ProtocolError(f"a parameter is 'param NAME int|float DEFAULT [LOW HIGH] "
+                            f"[acts=SEARCH]', got {line!r}")
     if not NAME.fullmatch(words[0]):
         raise ProtocolError(f"not a parameter name: {words[0]!r} (letters, digits, _ . -)")
-    numbers = [_number(word, line) for word in words[2:]]
+    acts = None
+    if "acts" in fields:
+        try:
+            acts = Search.parse(fields["acts"])
+        except ValueError:
+            raise ProtocolError(f"parameter {words[0]}: acts= is a search (depth:N, auto or "
+                                f"nodes:N): {line!r}") from None
+    numbers = [_number(word, line) for word in plain[2:]]
     if words[1] == "int" and any(number != int(number) for number in numbers):
         raise ProtocolError(f"an int parameter with a value that is not whole: {line!r}")
     default, low, high = numbers[0], *(numbers[1:] or (None, None))
     if low is not None and not low <= default <= high:
         raise ProtocolError(f"parameter {words[0]}: default {default:g} outside [{low:g}, "
                             f"{high:g}]")
-    return Param(words[0], words[1], default, low, high)
+    return Param(words[0], words[1], default, low, high, acts)
 
 
 def read_game(line: str) -> GameResult:

@@ -11,7 +11,8 @@
  * board the heuristic values most, `depth:d` averages over the spawns of d chance layers (a
  * position with no legal move is worth 0, which is what the lost penalty is measured against),
  * skipping branches less likely than 1e-4; `auto` picks 1 to 3 layers by the number of distinct
- * tiles. The protocol, the game loop and its seeded spawns are protocol.h's, beside this file.
+ * tiles; `nodes:N` searches deeper while a budget of N positions a move holds the next depth.
+ * The protocol, the game loop and its seeded spawns are protocol.h's, beside this file.
  *
  * Build:  cc -O2 -o examples/engines/c_engine examples/engines/c_engine.c -lm
  * Check:  tune engine check -- examples/engines/c_engine
@@ -29,15 +30,18 @@ typedef uint64_t board_t;
 
 enum { UP, DOWN, LEFT, RIGHT };
 
-/* The parameters, in the order the engine declares them, at their defaults. */
+/* The parameters, in the order the engine declares them, at their defaults: name, default,
+ * bounds, whether whole (none is), and where one acts that changes nothing at depth:0 (the lost
+ * penalty is a constant a line there, the same for every move; a search tells it from the 0 a
+ * lost position is worth). */
 static protocol_param params[] = {
-    {"lost_penalty", 200000.0, 0.0, 1000000.0},
-    {"monotonicity_power", 4.0, 1.0, 8.0},
-    {"monotonicity_weight", 47.0, 0.0, 1000.0},
-    {"sum_power", 3.5, 1.0, 8.0},
-    {"sum_weight", 11.0, 0.0, 1000.0},
-    {"merges_weight", 700.0, 0.0, 10000.0},
-    {"empty_weight", 270.0, 0.0, 10000.0},
+    {"lost_penalty", 200000.0, 0.0, 1000000.0, 0, "depth:1"},
+    {"monotonicity_power", 4.0, 1.0, 8.0, 0, NULL},
+    {"monotonicity_weight", 47.0, 0.0, 1000.0, 0, NULL},
+    {"sum_power", 3.5, 1.0, 8.0, 0, NULL},
+    {"sum_weight", 11.0, 0.0, 1000.0, 0, NULL},
+    {"merges_weight", 700.0, 0.0, 10000.0, 0, NULL},
+    {"empty_weight", 270.0, 0.0, 10000.0, 0, NULL},
 };
 enum { LOST_PENALTY, MONOTONICITY_POWER, MONOTONICITY_WEIGHT, SUM_POWER, SUM_WEIGHT,
        MERGES_WEIGHT, EMPTY_WEIGHT, PARAM_COUNT };
@@ -224,6 +228,25 @@ static int best_move(board_t board, int depth) {
     return best;
 }
 
+/* nodes:N: searches at depth 1, 2 and on, each deeper one only where it is predicted to fit in
+ * what is left of the budget (the last depth's positions times its growth over the one before,
+ * 16 at first); the deepest searched decides, and depth 1 is always searched. */
+static int best_move_within(board_t board, uint64_t budget) {
+    uint64_t start = positions;
+    double last = 0.0, growth = 16.0;
+    int best = -1;
+    for (int depth = 1; depth <= MAX_DEPTH; depth++) {
+        if (depth > 1 && (double)(positions - start) + last * growth > (double)budget) break;
+        uint64_t before = positions;
+        best = best_move(board, depth);
+        if (best < 0) break;
+        double spent = (double)(positions - before);
+        if (last > 0.0) growth = spent / last;
+        last = spent;
+    }
+    return best;
+}
+
 /* ---- what the protocol asks of it ---------------------------------------------------------- */
 
 static void changed(int param) {
@@ -242,6 +265,13 @@ static int choose(uint64_t board, int depth, uint64_t *evaluated) {
     return direction;
 }
 
+static int choose_nodes(uint64_t board, uint64_t budget, uint64_t *evaluated) {
+    uint64_t before = positions;
+    int direction = best_move_within(board, budget);
+    *evaluated += positions - before;
+    return direction;
+}
+
 static uint64_t move(uint64_t board, int direction, uint64_t *points) {
     uint32_t earned;
     board_t moved = apply_move(board, direction, &earned);
@@ -250,8 +280,10 @@ static uint64_t move(uint64_t board, int direction, uint64_t *points) {
 }
 
 int main(int argc, char **argv) {
-    static const protocol_engine engine = {NAME, params, PARAM_COUNT, MAX_DEPTH, changed,
-                                           prepare, choose, move};
+    static const protocol_engine engine = {
+        .name = NAME, .params = params, .param_count = PARAM_COUNT, .max_depth = MAX_DEPTH,
+        .changed = changed, .prepare = prepare, .choose = choose, .move = move,
+        .choose_nodes = choose_nodes};
     build_move_tables();
     return protocol_main(&engine, argc, argv);
 }

@@ -3,6 +3,11 @@
  * (`--play`), around what the engine gives: its parameters, how it picks and plays a move.
  * Included by examples/engines/c_engine.c and examples/engines/nneonneo/driver.cpp.
  *
+ * All of the protocol: `float` and `int` parameters, with bounds or without, and where one
+ * acts (`acts=`); fixed depths from any lowest one, `auto`, and `nodes:N` budgets. The fields
+ * marked optional below may be left out of an initializer: an adapter written before them
+ * declares float parameters with bounds, depth:0 to its max_depth, and auto, as it did.
+ *
  * Boards are 64-bit words of 4-bit ranks (0 empty, r the tile 2^r), cell i (row by row from the
  * top left, as the protocol numbers cells) in bits 4i to 4i+3. Directions are 0 up, 1 down,
  * 2 left, 3 right. Spawns: a 2, or a 4 one time in ten, on an empty cell chosen uniformly, from
@@ -19,29 +24,50 @@
 #include <time.h>
 
 #define PROTOCOL_MAX_LINE 4096
-#define SEARCH_AUTO (-1)  /* the engine's own depth rule */
-#define SEARCH_BAD (-2)
+#define PROTOCOL_MAX_DIGITS 12  /* of a search's N (depth:N, nodes:N), as tune2048 sends it */
+#define SEARCH_AUTO (-1)        /* the depth `choose` gets for `auto`: the engine's own rule */
 
 typedef struct {
     const char *name;
-    double value, low, high;  /* value: the default until set */
+    double value, low, high;  /* value: the default until set; low and high NAN: no bounds */
+    /* Optional (left out, zero: as before them): */
+    int integer;              /* 1: an `int` parameter, declared and set whole; 0: a `float` */
+    const char *acts;         /* NULL, or a search where it changes play ("depth:1", "auto"), for
+                                 one that changes nothing at the cheapest search: the check
+                                 moves it there */
 } protocol_param;
 
 typedef struct {
     const char *name;         /* its name and version */
     protocol_param *params;
     int param_count;
-    int max_depth;            /* it searches depth:0 to depth:max_depth, and auto */
+    int max_depth;            /* it searches depth:min_depth to depth:max_depth (none where
+                                 max_depth < min_depth) */
     /* a parameter was set: the engine rebuilds what depends on it before the next game */
     void (*changed)(int param);
-    /* before each game */
+    /* before each game: rebuild what a changed parameter invalidated, and clear whatever a game
+       leaves behind (caches, transposition tables, counters that steer play): a game depends
+       only on its seed, the values and the search, never on the games before it */
     void (*prepare)(void);
     /* the move to play at `depth` chance layers (SEARCH_AUTO: its rule), -1 where none is
        legal; adds the positions its search evaluated */
     int (*choose)(uint64_t board, int depth, uint64_t *positions);
     /* the board after a legal move, and the points it earns */
     uint64_t (*move)(uint64_t board, int direction, uint64_t *points);
+    /* Optional (left out, zero: as before them): */
+    int min_depth;            /* its lowest depth (0) */
+    int no_auto;              /* 1: no rule of its own, no `search auto` (0: `auto` declared) */
+    /* NULL, or the move to play within a budget of `nodes` evaluated positions (`search
+       nodes`: nodes:N, N from 1), as `choose` */
+    int (*choose_nodes)(uint64_t board, uint64_t nodes, uint64_t *positions);
 } protocol_engine;
+
+/* A search request: depth:N (depth N, SEARCH_AUTO for auto) or nodes:N (nodes N). */
+typedef struct {
+    int valid;
+    int depth;
+    uint64_t nodes;  /* 0 unless nodes:N */
+} protocol_search;
 
 static const char *const PROTOCOL_DIRECTIONS[] = {"up", "down", "left", "right"};
 
@@ -82,8 +108,8 @@ static void protocol_say_spawn(int cell, int rank) {
 }
 
 /* One game from an empty board: its transcript first if asked, then its result line. */
-static void protocol_play_game(const protocol_engine *engine, uint64_t seed, int depth,
-                               int trace) {
+static void protocol_play_game(const protocol_engine *engine, uint64_t seed,
+                               protocol_search search, int trace) {
     char line[256];
     struct timespec start, end;
     clock_gettime(CLOCK_MONOTONIC, &start);
@@ -94,7 +120,8 @@ static void protocol_play_game(const protocol_engine *engine, uint64_t seed, int
         board = protocol_spawn(board, &rng, &cell, &rank);
         if (trace) protocol_say_spawn(cell, rank);
     }
-    while ((direction = engine->choose(board, depth, &positions)) >= 0) {
+    while ((direction = search.nodes ? engine->choose_nodes(board, search.nodes, &positions)
+                                     : engine->choose(board, search.depth, &positions)) >= 0) {
         uint64_t points;
         board = engine->move(board, direction, &points);
         score += points;
@@ -121,16 +148,45 @@ static void protocol_play_game(const protocol_engine *engine, uint64_t seed, int
     protocol_say(line);
 }
 
-/* depth:N (0 to max_depth) or auto: the depth, SEARCH_AUTO, or SEARCH_BAD. */
-static int protocol_parse_search(const char *text, int max_depth) {
-    if (strcmp(text, "auto") == 0) return SEARCH_AUTO;
-    if (strncmp(text, "depth:", 6) == 0 && text[6] >= '0' && text[6] <= '0' + max_depth &&
-        text[7] == '\0')
-        return text[6] - '0';
-    return SEARCH_BAD;
+/* A search's N: 1 to PROTOCOL_MAX_DIGITS decimal digits; -1 for anything else. */
+static long long protocol_parse_count(const char *text) {
+    size_t n = strlen(text);
+    if (n == 0 || n > PROTOCOL_MAX_DIGITS || strspn(text, "0123456789") != n) return -1;
+    return strtoll(text, NULL, 10);
 }
 
-/* A seed: decimal digits only, at most 19 of them. */
+/* depth:N within the engine's depths, auto or nodes:N where it declares them; else not valid. */
+static protocol_search protocol_parse_search(const protocol_engine *engine, const char *text) {
+    protocol_search search = {0, 0, 0};
+    long long n;
+    if (strcmp(text, "auto") == 0) {
+        search.valid = !engine->no_auto;
+        search.depth = SEARCH_AUTO;
+    } else if (strncmp(text, "depth:", 6) == 0) {
+        n = protocol_parse_count(text + 6);
+        search.valid = n >= engine->min_depth && n >= 0 && n <= engine->max_depth;
+        search.depth = (int)n;
+    } else if (strncmp(text, "nodes:", 6) == 0) {
+        n = protocol_parse_count(text + 6);
+        search.valid = engine->choose_nodes != NULL && n >= 1;
+        search.nodes = (uint64_t)n;
+    }
+    return search;
+}
+
+/* What it searches, as an error says it: "depth:0 to depth:4, auto, nodes:N". */
+static void protocol_searches(const protocol_engine *engine, char *text, size_t size) {
+    int used = 0;
+    text[0] = '\0';
+    if (engine->max_depth >= engine->min_depth)
+        used += snprintf(text, size, "depth:%d to depth:%d", engine->min_depth,
+                         engine->max_depth);
+    if (!engine->no_auto)
+        used += snprintf(text + used, size - used, "%sauto", used ? ", " : "");
+    if (engine->choose_nodes)
+        snprintf(text + used, size - used, "%snodes:N", used ? ", " : "");
+}
+
 /* A seed is 0 to 2^64 - 1, up to 20 digits (tune2048 validates on seeds from 2^63 up). */
 static int protocol_parse_seed(const char *text, uint64_t *seed) {
     size_t n = strlen(text);
@@ -159,6 +215,12 @@ static void protocol_answer(const protocol_engine *engine, char *request) {
                 protocol_say(reply);
                 return;
             }
+            if (engine->params[i].integer && value != floor(value)) {
+                snprintf(reply, sizeof reply, "error %s: an int parameter, not whole: %.64s",
+                         words[1], words[2]);
+                protocol_say(reply);
+                return;
+            }
             engine->params[i].value = value;
             engine->changed(i);
             protocol_say("ok");
@@ -167,11 +229,13 @@ static void protocol_answer(const protocol_engine *engine, char *request) {
         snprintf(reply, sizeof reply, "error no parameter named %.64s", words[1]);
         protocol_say(reply);
     } else if ((strcmp(words[0], "play") == 0 || strcmp(words[0], "trace") == 0) && n >= 3) {
-        int depth = protocol_parse_search(words[1], engine->max_depth);
+        protocol_search search = protocol_parse_search(engine, words[1]);
         uint64_t seed;
-        if (depth == SEARCH_BAD) {
-            snprintf(reply, sizeof reply, "error search %.64s not supported (depth:0 to "
-                     "depth:%d, auto)", words[1], engine->max_depth);
+        if (!search.valid) {
+            char searches[128];
+            protocol_searches(engine, searches, sizeof searches);
+            snprintf(reply, sizeof reply, "error search %.64s not supported (%s)", words[1],
+                     searches);
             protocol_say(reply);
             return;
         }
@@ -184,7 +248,7 @@ static void protocol_answer(const protocol_engine *engine, char *request) {
         }
         for (int i = 2; i < n; i++) {
             protocol_parse_seed(words[i], &seed);
-            protocol_play_game(engine, seed, depth, words[0][0] == 't');
+            protocol_play_game(engine, seed, search, words[0][0] == 't');
         }
         protocol_say("done");
     } else {
@@ -198,10 +262,11 @@ static int protocol_main(const protocol_engine *engine, int argc, char **argv) {
     static char line[PROTOCOL_MAX_LINE + 2];
     uint64_t seed;
     if (argc >= 2 && strcmp(argv[1], "--play") == 0) {
-        int depth = argc >= 3 ? protocol_parse_search(argv[2], engine->max_depth) : SEARCH_BAD;
-        if (depth == SEARCH_BAD) {
-            fprintf(stderr, "usage: %s --play depth:0-%d|auto SEED...\n", argv[0],
-                    engine->max_depth);
+        protocol_search search = {0, 0, 0};
+        if (argc >= 3) search = protocol_parse_search(engine, argv[2]);
+        if (!search.valid) {
+            protocol_searches(engine, line, sizeof line);
+            fprintf(stderr, "usage: %s --play SEARCH SEED... (SEARCH: %s)\n", argv[0], line);
             return 2;
         }
         for (int i = 3; i < argc; i++) {
@@ -209,7 +274,7 @@ static int protocol_main(const protocol_engine *engine, int argc, char **argv) {
                 fprintf(stderr, "%s: not a seed: %s\n", argv[0], argv[i]);
                 return 2;
             }
-            protocol_play_game(engine, seed, depth, 0);
+            protocol_play_game(engine, seed, search, 0);
         }
         return 0;
     }
@@ -218,13 +283,21 @@ static int protocol_main(const protocol_engine *engine, int argc, char **argv) {
     protocol_say(line);
     for (int i = 0; i < engine->param_count; i++) {
         const protocol_param *p = &engine->params[i];
-        snprintf(line, sizeof line, "param %s float %.9g %.17g %.17g", p->name, p->value, p->low,
-                 p->high);
+        int used = p->integer
+            ? snprintf(line, sizeof line, "param %s int %.0f", p->name, p->value)
+            : snprintf(line, sizeof line, "param %s float %.9g", p->name, p->value);
+        if (!isnan(p->low) && !isnan(p->high))
+            used += snprintf(line + used, sizeof line - used, p->integer ? " %.0f %.0f"
+                             : " %.17g %.17g", p->low, p->high);
+        if (p->acts) snprintf(line + used, sizeof line - used, " acts=%s", p->acts);
         protocol_say(line);
     }
-    snprintf(line, sizeof line, "search depth 0 %d", engine->max_depth);
-    protocol_say(line);
-    protocol_say("search auto");
+    if (engine->max_depth >= engine->min_depth) {
+        snprintf(line, sizeof line, "search depth %d %d", engine->min_depth, engine->max_depth);
+        protocol_say(line);
+    }
+    if (!engine->no_auto) protocol_say("search auto");
+    if (engine->choose_nodes) protocol_say("search nodes");
     protocol_say("ready 1");
     while (fgets(line, sizeof line, stdin)) {
         line[strcspn(line, "\r\n")] = '\0';

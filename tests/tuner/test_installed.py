@@ -43,6 +43,20 @@ def test_the_version_is_the_one_pyproject_sets():
     assert installed.version() == importlib.metadata.version("tune2048")
 
 
+def test_a_checkout_that_pip_never_installed_knows_its_version(monkeypatch):
+    """Run from its folder on PYTHONPATH, as on a machine where nothing installs."""
+    def not_installed(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", not_installed)
+    installed.version.cache_clear()
+    try:
+        pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+        assert f'\nversion = "{installed.version()}"\n' in pyproject
+    finally:
+        installed.version.cache_clear()
+
+
 def test_the_identity_is_the_same_wherever_the_packages_live_and_in_any_order(copies):
     first, second = copies
     assert installed.digest_of(first) == installed.digest_of(list(reversed(second)))

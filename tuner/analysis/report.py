@@ -35,13 +35,13 @@ if TYPE_CHECKING:
     from tuner.space import SearchSpace
 
 PLOT_FILE = "convergence.png"
-# The columns the report reads (the run writes more); generation counts must be whole numbers.
+# The columns the report reads (the run writes more); each number is checked for its range
+# (tuner.store.checkpoint.COLUMN_KINDS).
 HISTORY_COLUMNS = ("generation", "evaluations", "games", "best", "best_stderr", "median",
                    "worst", "sigma")
 VALIDATION_COLUMNS = ("candidate", "generation", "fitness", "fitness_stderr", "mean_score",
                       "ci95")
 CLUSTER_COLUMNS = ("generation", "cpus", "seconds", "game_seconds", "share")
-COUNT_COLUMNS = ("generation", "evaluations", "games", "cpus")
 TEXT_COLUMNS = ("candidate",)
 CI_NOTE = ("+/- is the half-width of a 95% confidence interval; - where there is none: one game, "
            "or games that all came out the same")
@@ -85,14 +85,14 @@ def _parse_row(path: Path, line: int, raw: dict, columns: tuple[str, ...],
         raise CheckpointError(f"{path}: line {line}: expected {width} fields, got {fields} "
                               "(a truncated or damaged line)")
     row: dict[str, float | str] = {k: _parse(v) for k, v in raw.items()}
-    for column in columns:
-        value = row[column]
-        if column in TEXT_COLUMNS:
+    for column, value in row.items():
+        # each number in its range (tuner.store.checkpoint.COLUMN_KINDS); an empty cell where
+        # the report can do without it: a column the run did not record in that generation
+        kind = ckpt.COLUMN_KINDS.get(column, ckpt.VALUE if column in columns else None)
+        if column in TEXT_COLUMNS or kind is None or (value == "" and column not in columns):
             continue
-        if not isinstance(value, float) or (column in COUNT_COLUMNS and not (
-                math.isfinite(value) and value >= 0 and value == int(value))):
-            what = "a whole number" if column in COUNT_COLUMNS else "a number"
-            raise CheckpointError(f"{path}: line {line}: {column}: expected {what}, got "
+        if (expected := ckpt.number_problem(kind, value)) is not None:
+            raise CheckpointError(f"{path}: line {line}: {column}: expected {expected}, got "
                                   f"{echo(raw[column])}")
     return row
 
@@ -109,7 +109,7 @@ def read_run_config(run_dir: Path) -> tuple[dict, RunConfig]:
     path = run_dir / ckpt.CONFIG_FILE
     stored = ckpt.read_stored_config(run_dir)
     try:
-        config = parse_config(stored, str(path), run_dir)
+        config = parse_config(stored, str(path), run_dir, run_dir=run_dir)
     except ConfigError as err:
         first = str(err).splitlines()[0].removeprefix(f"{path}: ")
         count = len(str(err).splitlines())

@@ -37,7 +37,7 @@ class RunResults:
 def open_run(run_dir: str | os.PathLike) -> RunResults:
     """The results in ``run_dir``, read whole now; ``CheckpointError`` naming the file, line and
     column of anything missing or damaged."""
-    run_dir = Path(run_dir)
+    run_dir = ckpt.run_directory(run_dir)
     if not run_dir.is_dir():
         raise CheckpointError(f"{run_dir}: no such run directory")
     stored, config = report.read_run_config(run_dir)

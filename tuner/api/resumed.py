@@ -3,7 +3,11 @@ resume RUN_DIR`` and ``resume`` from Python.
 
 An edited config (``tune resume --config FILE``) may change the run's stop conditions or Ray
 settings (a raised ``cmaes.max_generations``, say); any other change is refused with the changed
-keys named. A run that has finished is not run again: the outcome says how to continue it.
+keys named. A path in it (``engine.cwd``, a ``file.py:Class`` family) is relative to FILE's
+folder, as in every config, or written as the run's ``config.yaml`` writes it, relative to the run
+directory: a copy of ``config.yaml`` means the run's places from any folder. Either way it must
+lead where the run's does. A run that has finished is not run again: the outcome says how to
+continue it.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import os
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engine.echo import echo
 from engine.errors import BadInput
@@ -23,8 +27,8 @@ from tuner.config import (
     RESUMABLE_CHANGES,
     RunConfig,
     changed_keys,
-    load_config,
     parse_config,
+    read_document,
     value_at,
 )
 from tuner.errors import CheckpointError, ConfigError
@@ -65,14 +69,14 @@ def resume_run(run_dir: str | os.PathLike, launch: Launch, progress: bool = Fals
 def locked(run_dir: str | os.PathLike) -> DirectoryStore:
     """The run in ``run_dir``, locked against a second job working in it (``CheckpointError``
     naming the process that holds it, or saying there is no run)."""
-    run_dir = Path(run_dir)
+    run_dir = ckpt.run_directory(run_dir)
     # after the arguments: only to keep start-up fast
     from tuner.store.run_dir import Lock, staging_path
     from tuner.store.store import DirectoryStore
 
     if not run_dir.is_dir():
         staging = staging_path(run_dir)
-        if staging.is_dir() and not staging.is_symlink():
+        if ckpt.is_directory(staging) and not staging.is_symlink():
             Lock(staging, named=run_dir).release()  # refused, naming the process, if one runs
         raise CheckpointError(f"{run_dir}: no such run directory")
     return DirectoryStore.existing(run_dir)
@@ -82,7 +86,35 @@ def checkpointed(run_dir: Path) -> tuple[dict, RunState, RunConfig]:
     """A run's stored config, its checkpoint, and the config the run goes on with."""
     stored = ckpt.read_stored_config(run_dir)
     state = ckpt.load_state(run_dir, stored)
-    return stored, state, parse_config(stored, str(run_dir / ckpt.CONFIG_FILE), run_dir)
+    return stored, state, parse_config(stored, str(run_dir / ckpt.CONFIG_FILE), run_dir,
+                                       run_dir=run_dir)
+
+
+def edited_config(path: str | os.PathLike, stored: dict, run_dir: Path) -> RunConfig:
+    """The config file ``path`` given to continue the run in ``run_dir`` (whose stored config
+    is ``stored``): its paths relative to its folder, or, where it writes one as ``stored``
+    does, the run's (a copy of ``config.yaml``, wherever it lies)."""
+    return parse_config(_the_runs_paths(read_document(path), stored, run_dir), str(path),
+                        Path(path).parent, run_dir=run_dir)
+
+
+def _the_runs_paths(document: Any, stored: dict, run_dir: Path) -> Any:
+    """``document`` with each path that it writes as the run's config does made absolute,
+    leading where the run's leads."""
+    from engine.families.registry import canonical_spec, is_file_spec  # numpy code (start-up)
+
+    if not isinstance(document, dict):
+        return document
+    document = dict(document)
+    engine, ours = document.get("engine"), stored.get("engine")
+    if isinstance(engine, dict) and isinstance(ours, dict) and isinstance(ours.get("cwd"), str) \
+            and engine.get("cwd") == ours["cwd"]:
+        document["engine"] = {**engine,
+                              "cwd": os.path.normpath(run_dir.absolute() / ours["cwd"])}
+    family = document.get("family")
+    if isinstance(family, str) and family == stored.get("family") and is_file_spec(family):
+        document["family"] = canonical_spec(family, run_dir)
+    return document
 
 
 def _resume(store: DirectoryStore, launch: Launch, progress: bool,
@@ -90,15 +122,20 @@ def _resume(store: DirectoryStore, launch: Launch, progress: bool,
     run_dir = store.directory
     stored, state, config = checkpointed(run_dir)
     if launch.config:
-        edited = load_config(launch.config)
+        edited = edited_config(launch.config, stored, run_dir)
         wanted = edited.resolved()
         refused = [k for k in changed_keys(stored, wanted) if k not in RESUMABLE_CHANGES]
         if refused:
-            changes = ", ".join(f"{k} (the run's {_shown(value_at(stored, k))}, here "
-                                f"{_shown(value_at(wanted, k))})" for k in refused)
+            ours, theirs = _places(config), _places(edited)
+            changes = ", ".join(
+                f"{k} (the run's {_shown(ours.get(k, value_at(stored, k)))}, here "
+                f"{_shown(theirs.get(k, value_at(wanted, k)))})" for k in refused)
+            paths = (f" (a path in {launch.config} is relative to its folder, or written as "
+                     f"{run_dir / ckpt.CONFIG_FILE} writes it)"
+                     if set(refused) & (set(ours) | set(theirs)) else "")
             raise ConfigError(
-                f"{launch.config}: cannot resume {run_dir} with a changed {changes}: only stop "
-                f"conditions and Ray settings may change ({', '.join(RESUMABLE_CHANGES)}); "
+                f"{launch.config}: cannot resume {run_dir} with a changed {changes}{paths}: only "
+                f"stop conditions and Ray settings may change ({', '.join(RESUMABLE_CHANGES)}); "
                 f"resume it with its own settings: {commands.tune('resume', run_dir)}")
         config = edited
     config = launch.apply(config)
@@ -116,7 +153,16 @@ def _resume(store: DirectoryStore, launch: Launch, progress: bool,
 
 
 def _shown(value) -> str:
-    return "not set" if value is None else echo(value)
+    return "not set" if value is None else echo(value, 200)  # a path's end tells it apart
+
+
+def _places(config: RunConfig) -> dict[str, str]:
+    """Where a config's paths lead, by key path (absolute): what a refused change shows."""
+    from engine.families.registry import is_file_spec  # numpy code (start-up)
+
+    if config.engine is not None:
+        return {"engine.cwd": config.engine.engine.cwd}
+    return {"family": config.family} if is_file_spec(config.family) else {}
 
 
 def _continue(config: RunConfig, store: DirectoryStore, state: RunState, launch: Launch,

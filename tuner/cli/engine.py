@@ -26,13 +26,22 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
         description="Start the engine COMMAND (after --) and check what tuning relies on: its "
                     "handshake, that its games follow 2048's rules move by move, that its "
                     "spawns are 2048's, that a seed gives the same game in one process and in "
-                    "two, and that each parameter changes play. Exit status 0 when every check "
-                    "passes, 1 when one fails.")
+                    "two, that each parameter changes play, and that a game does not depend on "
+                    "the games before it, at every search checked. Its price comes first: "
+                    "about 3 x --games games, 16 a parameter and 3 a search, at a game's time "
+                    "at each search; --params and --search check fewer. Exit status 0 when "
+                    "every check passes, 1 when one fails.")
     check.add_argument("--games", type=int, default=20,
                        help=f"games to play, 1 to {MAX_GAMES:,} (default 20)")
     check.add_argument("--seed", type=int, default=1, help="the first game's seed (default 1)")
-    check.add_argument("--search", metavar="SEARCH",
-                       help="depth:N, auto or nodes:N (default: the cheapest it declares)")
+    check.add_argument("--search", metavar="SEARCH[,SEARCH...]",
+                       help="where to check, each depth:N, auto or nodes:N: the games and the "
+                            "parameters at the first, per-game state at each (default: the "
+                            "cheapest the engine declares, then the depth above its lowest, "
+                            "auto and nodes:1000, where declared)")
+    check.add_argument("--params", metavar="NAME[,NAME...]",
+                       help="check only these parameters (default: every one it declares; "
+                            "each costs 16 games)")
     check.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
                        help="the most one game may take, all its lines together, from its "
                             "request or the end of the game before (default 60; the handshake "
@@ -86,19 +95,32 @@ def check_one(args: argparse.Namespace) -> int:
     if not (math.isfinite(args.timeout) and 0 < args.timeout <= MAX_TIMEOUT):
         raise UsageError(f"--timeout must be a positive number of seconds, at most "
                          f"{MAX_TIMEOUT:g}, got {args.timeout}")
-    from engine.external.conformance import check_engine  # the engine's rules load numba
+    from engine.external.conformance import Price, check_engine  # the rules load numba
     from engine.external.protocol import Search
 
+    searches = _listed("--search", args.search)
     try:
-        search = Search.parse(args.search) if args.search is not None else None
+        searches = [Search.parse(text) for text in searches]
     except ValueError as err:
         raise UsageError(f"--search: {err}") from None
+    params = _listed("--params", args.params) if args.params is not None else None
     failed = total = 0
-    for check in check_engine(command, games=args.games, seed=args.seed, search=search,
-                              timeout=args.timeout):
+    for check in check_engine(command, games=args.games, seed=args.seed, searches=searches,
+                              params=params, timeout=args.timeout):
+        if isinstance(check, Price):
+            print(f"price {check.detail}", flush=True)
+            continue
         total += 1
         failed += not check.passed
         print(f"{'pass' if check.passed else 'FAIL'}  {check.name}: {check.detail}", flush=True)
     print(f"{total - failed} of {total} checks passed" if failed else
           f"all {total} checks passed")
     return 1 if failed else 0
+
+
+def _listed(option: str, text: str | None) -> list[str]:
+    """A comma-separated option's items (none when it is not given)."""
+    items = [] if text is None else [item.strip() for item in text.split(",")]
+    if text is not None and not all(items):
+        raise UsageError(f"{option}: expected items separated by commas, got {text!r}")
+    return items

@@ -3,7 +3,8 @@
 Any error of ``engine.errors`` prints as one line, ``tune: error: ...``, and exits with the
 error's code: 2 for bad input (nothing was computed or written), 1 for a command that could not
 finish. ``--debug`` shows the traceback of bad input. An ``OSError`` the machine is to blame for
-(a full disk, a read-only directory) is one line too, with exit status 1. Any other exception is
+(a full disk, a read-only directory) is one line too, with exit status 1; one for a name longer
+than a file system holds is bad input. Any other exception is
 a bug and keeps its traceback (exit status 1). Ctrl-C and SIGTERM end every command with exit
 status 130 and one line, from the moment this module starts loading.
 
@@ -26,9 +27,11 @@ _LOADING_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 _mask = signal.pthread_sigmask(signal.SIG_BLOCK, _LOADING_SIGNALS)
 try:
     import argparse
+    import errno
     import logging
     import os
 
+    from engine.echo import shorten
     from engine.errors import BadInput, Failure, Tune2048Error
     from tuner import commands, interrupts
     from tuner.cli import (
@@ -178,6 +181,10 @@ def _main(argv: list[str], program: bool) -> int:
         return 1
     except OSError as err:
         _decided(program)
+        if err.errno == errno.ENAMETOOLONG:  # a path given, e.g. --output: no such file can be
+            print(f"tune: error: {shorten(str(err.filename))}: a name longer than a file system "
+                  "holds (255 bytes a name, 4096 a path)", file=sys.stderr)
+            return BadInput.exit_code
         if err.errno not in ENVIRONMENT_ERRORS:
             raise  # a bug: keep the traceback
         where = f"{err.filename}: " if err.filename else ""

@@ -36,7 +36,7 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
 
 
 def handle(args: argparse.Namespace) -> int:
-    run_dir = Path(args.run_dir)
+    run_dir = ckpt.run_directory(args.run_dir)
     if not run_dir.is_dir():
         raise CheckpointError(f"{run_dir}: no such run directory")
     if args.plot is not None and args.no_plot:

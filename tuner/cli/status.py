@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
 from tuner import commands
 from tuner.analysis.liveness import status_lines
@@ -35,7 +34,7 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
 def handle(args: argparse.Namespace) -> int:
     if not args.run_dir:  # Path("") would be the working directory
         raise CheckpointError("RUN_DIR: expected a run directory, got ''")
-    run_dir = Path(args.run_dir)
+    run_dir = ckpt.run_directory(args.run_dir)
     if run_dir.exists() and not run_dir.is_dir():
         raise CheckpointError(f"{run_dir}: is not a directory: expected a run directory")
     found = read_status(run_dir)

@@ -8,10 +8,10 @@ says how to resume.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from tuner import commands
 from tuner.errors import CheckpointError
+from tuner.store import checkpoint as ckpt
 from tuner.store.run_dir import request_stop
 
 
@@ -29,7 +29,7 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
 def handle(args: argparse.Namespace) -> int:
     if not args.run_dir:  # Path("") would be the working directory: `tune stop "$UNSET"`
         raise CheckpointError("RUN_DIR: expected the directory of a running run, got ''")
-    run_dir = Path(args.run_dir)
+    run_dir = ckpt.run_directory(args.run_dir)
     _written, holder = request_stop(run_dir)
     who = f"tune process {holder}" if holder else "the tune process"
     print(f"{run_dir}: asked {who} to stop after its current generation; it checkpoints, exits "

@@ -6,7 +6,8 @@
       command: [./c_engine]       # a list (program, arguments) or one string split as a shell
                                   # would; the program relative to cwd, or on PATH
       cwd: ../examples/engines    # where it runs, relative to the config's directory (default:
-                                  # that directory)
+                                  # that directory); a run directory's config.yaml writes it
+                                  # relative to the run directory
       ship: [c_engine]            # files or folders under cwd sent to Ray's nodes with the job
                                   # (default: none; nodes then need cwd at the same path)
       game_timeout: 60            # seconds one game may take before the engine counts as hung
@@ -72,7 +73,7 @@ def parse_engine(check: Checker, raw: Any, base_dir: str | os.PathLike) -> Engin
     # normalised first: a stored config's cwd climbs out of a run directory not yet made
     cwd = Path(os.path.normpath(Path(base_dir, cwd_text or ".").absolute()))
     if cwd_text is not None and not cwd.is_dir():
-        check.problem(f"{NAME}.cwd", f"{shorten(str(cwd))} is not a directory")
+        check.problem(f"{NAME}.cwd", f"{shorten(str(cwd), 200)} is not a directory")
     ship = _ship(check, raw.get("ship", []), cwd) if cwd.is_dir() else ()
     timeout = check.number(raw, "game_timeout", NAME, default=DEFAULT_GAME_TIMEOUT, low=0.0,
                            high=MAX_TIMEOUT, open_low=True)

@@ -71,9 +71,14 @@ class RunConfig:
     ray: RaySection
     validation: ValidationSection
     strategy: StrategySection
+    # the run directory, where it is not run.output_dir/run.name (a run resumed where it lies)
+    directory: Path | None = None
 
     @property
     def run_dir(self) -> Path:
+        """The run's directory: what the paths its ``resolved()`` config holds are relative to."""
+        if self.directory is not None:
+            return self.directory
         return Path(self.run.output_dir) / self.run.name
 
     @property
@@ -145,7 +150,7 @@ class RunConfig:
         for path, value in values.items():
             section, _, name = path.partition(".")
             document[section][name] = value
-        return parse_config(document, self.source, self.run_dir, options)
+        return parse_config(document, self.source, self.run_dir, options, self.directory)
 
     def resolved(self) -> dict[str, Any]:
         """The complete config as a plain mapping, every default filled in."""
@@ -170,19 +175,23 @@ class RunConfig:
         return resolved
 
 
-def load_config(path: str | os.PathLike) -> RunConfig:
+def load_config(path: str | os.PathLike, run_dir: str | os.PathLike | None = None) -> RunConfig:
     """Read and validate a config file; raise ConfigError listing every problem.
 
-    A family file it names is relative to the config's directory."""
-    return parse_config(read_document(path), str(path), Path(path).parent)
+    A family file and an engine's ``cwd`` it names are relative to the config's directory.
+    ``run_dir``: the run directory of a run it continues (see ``parse_config``)."""
+    return parse_config(read_document(path), str(path), Path(path).parent, run_dir=run_dir)
 
 
 def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".",
-                 options: dict[str, str] | None = None) -> RunConfig:
+                 options: dict[str, str] | None = None,
+                 run_dir: str | os.PathLike | None = None) -> RunConfig:
     """Validate an already-parsed config mapping (``source`` names it in messages, ``options``
-    a key path a command-line option gave; a family file is relative to ``base_dir``). A key or
-    value that an earlier version removed is refused before anything else
-    (``tuner.config.removed``)."""
+    a key path a command-line option gave; a family file and an engine's ``cwd`` are relative
+    to ``base_dir``). ``run_dir``: the directory of the run it continues, where that is not
+    ``run.output_dir/run.name`` (a run resumed where it lies): the paths of ``resolved()`` are
+    relative to it. A key or value that an earlier version removed is refused before anything
+    else (``tuner.config.removed``)."""
     check = Checker(source, options)
     if not isinstance(document, dict):
         raise ConfigError(f"{source}: top level: expected a mapping of sections, got "
@@ -224,7 +233,8 @@ def parse_config(document: Any, source: str, base_dir: str | os.PathLike = ".",
 
     config = RunConfig(
         source=source, params=params, run=run, strategy=strategy, engine=engine,
-        family=canonical_spec(document["family"], base_dir) if family else None, **sections)
+        family=canonical_spec(document["family"], base_dir) if family else None,
+        directory=None if run_dir is None else Path(run_dir), **sections)
     _check_run_files(config)
     return config
 

@@ -25,12 +25,14 @@ would add games to it is refused before they are played.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
 
 from engine.atomic import atomic_write, check_kind
 from engine.depth import to_yaml
+from engine.echo import echo
 from engine.errors import BadInput
 from engine.external.player import EnginePlayer
 from engine.rules import RULES
@@ -43,6 +45,10 @@ VERSION = 2  # what this tune2048 writes; it reads 1 as well
 RULES_OF_VERSION_1 = ("2048 4x4, 32768 ceiling, spawns 2:0.9 4:0.1 from SplitMix64 "
                       "(tune2048 rules 1)")  # fixed: engine.rules.RULES may change, this may not
 GAME_FIELDS = {field.name for field in fields(GameResult)}
+PLAYER_KEYS = {"family", "weights", "depth", "cutoff"}  # what ``player`` writes
+ENGINE_PLAYER_KEYS = {"engine", "weights", "depth"}
+MAX_TILES = {0, *(1 << rank for rank in range(1, 16))}
+MAX_COUNT = 2**63 - 1  # a machine integer: no count of a game goes beyond it
 
 
 def player(spec: PlayerSpec | EnginePlayer) -> dict:
@@ -95,12 +101,13 @@ class SavedGames:
             raise BadInput(f"{self.path}: holds games played by other rules ({rules!r}; this "
                            f"tune2048 plays {RULES!r}): name another --save file")
         players = held.get("players")
-        if not isinstance(players, list) or not all(map(_is_player, players)):
-            raise BadInput(f"{self.path}: its players are not as tune compare writes them")
+        if (problem := _players_problem(players)) is not None:
+            raise BadInput(f"{self.path}: its players are not as tune compare writes them: "
+                           f"players{problem}")
         games = held.get("games")
-        if not isinstance(games, list) or len(games) != len(players) or not all(
-                isinstance(kept, list) and all(map(_is_game, kept)) for kept in games):
-            raise BadInput(f"{self.path}: its games are not as tune compare writes them")
+        if (problem := _games_problem(games, len(players))) is not None:
+            raise BadInput(f"{self.path}: its games are not as tune compare writes them: "
+                           f"games{problem}")
         self.players = players
         self.games = [{game["seed"]: GameResult(**game) for game in kept} for kept in games]
 
@@ -137,16 +144,62 @@ class SavedGames:
         return sum(seed in self.games[slot] for slot in self._slots for seed in seeds)
 
 
-def _is_player(held: object) -> bool:
-    """Whether ``held`` is a player as ``player`` makes it."""
-    return (isinstance(held, dict) and held.keys() in ({"family", "weights", "depth", "cutoff"},
-                                                      {"engine", "weights", "depth"})
-            and isinstance(held["weights"], dict))
+def _players_problem(players: object) -> str | None:
+    """What is wrong with a file's players (``: expected ...`` after their key); None where
+    each is a player as ``player`` makes it."""
+    if not isinstance(players, list):
+        return f": expected a list of players, got {echo(players)}"
+    for i, held in enumerate(players):
+        if not isinstance(held, dict) or held.keys() not in (PLAYER_KEYS, ENGINE_PLAYER_KEYS):
+            return (f"[{i}]: expected a mapping of {', '.join(sorted(PLAYER_KEYS))} (or engine "
+                    f"for family, without cutoff), got {echo(held)}")
+        name = "engine" if "engine" in held else "family"
+        if not isinstance(held[name], str):
+            return f"[{i}].{name}: expected text, got {echo(held[name])}"
+        weights = held["weights"]
+        if not isinstance(weights, dict) or not all(
+                isinstance(key, str) and _is_finite(value) for key, value in weights.items()):
+            return f"[{i}].weights: expected finite numbers by name, got {echo(weights)}"
+        if isinstance(held["depth"], bool) or not isinstance(held["depth"], int | str):
+            return f"[{i}].depth: expected a depth, got {echo(held['depth'])}"
+        if "cutoff" in held and not (_is_finite(held["cutoff"]) and held["cutoff"] >= 0):
+            return f"[{i}].cutoff: expected a finite number from 0, got {echo(held['cutoff'])}"
+    return None
 
 
-def _is_game(game: object) -> bool:
-    """Whether ``game`` is a ``GameResult`` as ``add`` writes it."""
-    return (isinstance(game, dict) and game.keys() == GAME_FIELDS
-            and all(isinstance(value, int) and not isinstance(value, bool)
-                    for key, value in game.items() if key != "seconds")
-            and isinstance(game["seconds"], int | float))
+def _games_problem(games: object, players: int) -> str | None:
+    """What is wrong with a file's games, a list of them for each of its ``players``; None
+    where each is a ``GameResult`` as ``add`` writes it."""
+    if not isinstance(games, list) or len(games) != players:
+        return f": expected a list of games for each of its {players} players, got {echo(games)}"
+    for i, kept in enumerate(games):
+        if not isinstance(kept, list):
+            return f"[{i}]: expected a list of games, got {echo(kept)}"
+        for j, game in enumerate(kept):
+            if not isinstance(game, dict) or game.keys() != GAME_FIELDS:
+                return (f"[{i}][{j}]: expected a mapping of {', '.join(sorted(GAME_FIELDS))}, "
+                        f"got {echo(game)}")
+            for key, value in game.items():
+                if (expected := _game_value_problem(key, value)) is not None:
+                    return f"[{i}][{j}].{key}: expected {expected}, got {echo(value)}"
+    return None
+
+
+def _game_value_problem(key: str, value: object) -> str | None:
+    """What a ``GameResult``'s field ``key`` is expected to be, where ``value`` is not it."""
+    if key == "seconds":
+        return None if _is_finite(value) and value >= 0 else "a finite number from 0"
+    if isinstance(value, bool) or not isinstance(value, int):
+        return "an integer"
+    if key in ("seed", "final_board"):  # 64 bits: a seed, or a board's 16 cells of 4 bits
+        return None if 0 <= value < 2**64 else "an integer from 0 to 2**64 - 1"
+    if key == "max_tile":  # engine.solver: 1 << the largest rank, 0 on an empty board
+        return None if value in MAX_TILES else "0 or a power of 2 from 2 to 32768"
+    return None if 0 <= value <= MAX_COUNT else f"an integer from 0 to {MAX_COUNT}"
+
+
+def _is_finite(value: object) -> bool:
+    """Whether ``value`` is a finite number (a bool is none; an int beyond a float's range
+    neither)."""
+    return not isinstance(value, bool) and isinstance(value, int | float) and (
+        -sys.float_info.max <= value <= sys.float_info.max)  # NaN is in no range

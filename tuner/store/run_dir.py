@@ -141,7 +141,7 @@ def request_stop(run_dir: Path) -> tuple[Path, int | None]:
                               "running run")
     places = [where] if where == where.parent else [staging_path(where), where]  # "/": no name
     for directory in places:
-        if not directory.is_dir():
+        if not ckpt.is_directory(directory):  # a staging name may be too long for a file system
             continue
         held, holder = _held(directory)
         if not held:

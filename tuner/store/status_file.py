@@ -10,6 +10,7 @@ it.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import socket
@@ -74,6 +75,15 @@ def _field_types() -> dict[str, tuple[type, bool]]:
 
 
 _FIELD_TYPES = _field_types()
+MAX_PID = 2**31 - 1  # a pid_t; os.kill refuses more
+# The range of each number (``tuner.store.checkpoint.number_problem``); a pid's is also its own.
+_FIELD_KINDS = {
+    **dict.fromkeys(("pid", "process_start", "generation", "max_generations", "games",
+                     "best_generation", "cpus"), ckpt.COUNT),
+    "best_fitness": ckpt.VALUE, "best_stderr": ckpt.SPREAD,
+    **dict.fromkeys(("share", "idle_cores", "idle_rate", "generation_seconds", "eta_seconds",
+                     "started", "updated"), ckpt.SIZE),
+}
 
 
 def parse_status(text: str, path: Path) -> RunStatus:
@@ -92,16 +102,19 @@ def parse_status(text: str, path: Path) -> RunStatus:
         if value is None and optional:
             values[field.name] = None
             continue
-        if wanted is float and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
-        if not isinstance(value, wanted) or isinstance(value, bool):
+        kind = _FIELD_KINDS.get(field.name)
+        if kind is not None:  # a number: a float field takes an int, an int field no float
+            expected = ckpt.number_problem(kind, value)
+            fine = expected is None and (wanted is float or isinstance(value, int))
+        else:
+            expected, fine = wanted.__name__, isinstance(value, wanted)
+        if not fine:
             raise CheckpointError(f"{path}: damaged: {field.name}: expected "
-                                  f"{'a number' if wanted is float else wanted.__name__}, "
-                                  f"got {shorten(repr(value))}")
-        values[field.name] = value
-    if values["pid"] <= 0:  # os.kill(0 or less) would name process groups
+                                  f"{expected or 'an integer'}, got {shorten(repr(value))}")
+        values[field.name] = float(value) if wanted is float else value
+    if not 0 < values["pid"] <= MAX_PID:  # os.kill(0 or less) would name process groups
         raise CheckpointError(f"{path}: damaged: pid: expected a process id, got "
-                              f"{values['pid']}")
+                              f"{shorten(str(values['pid']))}")
     if values["state"] not in STATES:
         raise CheckpointError(f"{path}: damaged: state: expected one of {', '.join(STATES)}, "
                               f"got {shorten(repr(values['state']))}")
@@ -113,15 +126,19 @@ def read_status(run_dir: Path) -> tuple[RunStatus, Path] | None:
     staging directory's while a new run has no checkpoint yet (``tuner.store.run_dir``). None
     where neither has one (a run from before status files, or a shipped result)."""
     found = []
-    for directory in (run_dir, staging_path(Path(os.path.abspath(run_dir)))):
+    staging = staging_path(Path(os.path.abspath(run_dir)))
+    for directory in (run_dir, staging):
         path = directory / ckpt.STATUS_FILE
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             continue
-        except (OSError, UnicodeDecodeError) as err:
-            why = err.strerror if isinstance(err, OSError) else "not UTF-8 text"
-            raise CheckpointError(f"{path}: cannot read: {why}") from None
+        except OSError as err:
+            if directory == staging and err.errno == errno.ENAMETOOLONG:  # none can be there
+                continue
+            raise CheckpointError(f"{path}: cannot read: {err.strerror}") from None
+        except UnicodeDecodeError:
+            raise CheckpointError(f"{path}: cannot read: not UTF-8 text") from None
         found.append((parse_status(text, path), path))
     return max(found, key=lambda pair: pair[0].updated, default=None)
 

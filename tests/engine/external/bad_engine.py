@@ -55,6 +55,25 @@ def spawn_with(four: float, first_cell: bool):
     return spawn
 
 
+class Requests:
+    """stdin with ``play auto`` read as ``play depth:0``, saying whether the request being
+    answered asked for ``auto``."""
+
+    def __init__(self):
+        self.stdin, self.auto = sys.stdin, False
+
+    def readline(self) -> str:
+        return self._read(self.stdin.readline())
+
+    def __iter__(self):
+        return (self._read(line) for line in self.stdin)
+
+    def _read(self, line: str) -> str:
+        words = line.split()
+        self.auto = words[1:2] == ["auto"]
+        return " ".join([words[0], "depth:0", *words[2:]]) + "\n" if self.auto else line
+
+
 calls = itertools.count()
 
 
@@ -104,6 +123,34 @@ elif fault == "small-seeds":  # a seed of 2^63 and more is refused, as a signed 
         real_play(seed, depth, weights, say, trace))
 elif fault == "idle-parameter":
     engine.PARAMS["unused_weight"] = (1.0, 0.0, 2.0)
+elif fault == "carried-cache":  # a table of positions' values, by board and depth left, kept
+    # from game to game (never cleared, not even when a value is set): used at depth 1 (not at
+    # 0), it makes a game there depend on the games before it
+    engine.MAX_DEPTH = 1
+    table, plain_expected = {}, engine.expected
+
+    def remembered(board, depth, weights, counted):
+        key = tuple(board), depth
+        if key not in table:
+            table[key] = plain_expected(board, depth, weights, counted)
+        return table[key]
+
+    def play_remembering(seed, depth, *args, **kwargs):
+        engine.expected = remembered if depth else plain_expected
+        real_play(seed, depth, *args, **kwargs)
+
+    engine.play = play_remembering
+elif fault in ("auto-parameter", "auto-parameter-acts"):  # a weight only its own rule uses (auto
+    # plays as depth:0, plus the weight times the top left cell's rank), said with acts=auto or not
+    engine.MAX_DEPTH = 0
+    engine.PARAMS["corner_weight"] = (100.0, 0.0, 1000.0)
+    requests = sys.stdin = Requests()
+    plain_value = engine.value
+    engine.value = lambda board, weights, counted: plain_value(board, weights, counted) + (
+        weights["corner_weight"] * board[0] if requests.auto else 0.0)
+    acts = " acts=auto" if fault.endswith("-acts") else ""
+    sys.stdout = Rewritten(lambda line: "search auto\nready 1" if line == "ready 1" else
+                           line + acts if line.startswith("param corner_weight ") else line)
 else:
     sys.exit(f"bad_engine: no fault named {fault!r}")
 sys.exit(engine.main())

@@ -324,8 +324,8 @@ def test_a_line_every_second_keeps_no_handshake_past_ten_seconds(folder):
 
 @pytest.mark.parametrize("every", [0.1, 0.02])  # the first: the issue's own example
 def test_the_checker_ends_a_traced_game_that_trickles_at_its_timeout(folder, every):
-    done = tune(folder, ["engine", "check", "--timeout", GAME_TIMEOUT, "--",
-                         *engine(folder, "slow-moves", every)], HANDSHAKE + GAME_TIMEOUT)
+    done = tune(folder, ["engine", "check", "--timeout", GAME_TIMEOUT, "--search", "depth:0",
+                         "--", *engine(folder, "slow-moves", every)], HANDSHAKE + GAME_TIMEOUT)
     assert done.returncode == 1
     [failed] = [line for line in done.stdout.splitlines() if line.startswith("FAIL")]
     assert failed.startswith("FAIL  games: engine ")

@@ -16,7 +16,7 @@ import pytest
 from test_docs import NNEONNEO_LINES as THEIR_LINES  # the lines of its 2048.cpp that builds change
 
 from engine.external import Search
-from engine.external.conformance import check_engine
+from engine.external.conformance import Check, check_engine
 
 ROOT = Path(__file__).resolve().parents[3]
 BUILD = ROOT / "examples" / "engines" / "nneonneo" / "build.py"
@@ -58,5 +58,7 @@ def test_nneonneos_engine_built_by_the_adapter_passes_every_check(tmp_path):
     engine = tmp_path / "nneonneo-tune2048"
     subprocess.run([sys.executable, str(BUILD), "--source", CHECKOUT, "--output", str(engine)],
                    check=True, capture_output=True)
-    found = list(check_engine([str(engine)], games=6, search=Search("depth", 1)))
+    found = [check for check in check_engine([str(engine)], games=6,
+                                             searches=[Search("depth", 1)])
+             if isinstance(check, Check)]
     assert len(found) == 8 and all(check.passed for check in found), found

@@ -109,3 +109,28 @@ def test_many_seeds_go_in_requests_no_longer_than_a_line():
         assert all(line.split()[2:] == [str(seed) for seed in part] for line, part in requests)
         for (line, _), (_, after) in itertools.pairwise(requests):  # full: the next seed is not
             assert len(f"{line} {after[0]}") > MAX_LINE
+
+
+def test_a_parameter_may_say_where_it_acts_and_an_engine_that_does_not_reads_as_before():
+    lines = ["name x", "param lost_penalty float 200000 0 1e6 acts=depth:2",
+             "param rounds int 3 acts=auto later=ignored", "param plain float 1 0 2",
+             "search depth 0 4", "search auto", "ready 1"]
+    declared = read_declaration(iter(lines))
+    assert declared.params == (
+        Param("lost_penalty", "float", 200000, 0, 1e6, Search("depth", 2)),
+        Param("rounds", "int", 3, acts=Search("auto")), Param("plain", "float", 1, 0, 2))
+    assert read_declaration(iter(HANDSHAKE)).params[0].acts is None
+
+
+@pytest.mark.parametrize(("line", "said"), [
+    ("param a float 1 acts=ply:2", "parameter a: acts= is a search (depth:N, auto or nodes:N)"),
+    ("param a float 1 acts=depth:9", ("parameter a acts at depth:9, a search it does not "
+                                      "declare (depth:0 to depth:4)")),
+    ("param a float 1 acts=auto", "acts at auto, a search it does not declare"),
+    ("param a float 1 acts=depth:1 2", "not a key=value word: '2'"),
+    ("param a float acts=depth:1", "param NAME int|float DEFAULT [LOW HIGH] [acts=SEARCH]"),
+])
+def test_where_a_parameter_acts_is_a_search_it_declares(line, said):
+    with pytest.raises(ProtocolError) as raised:
+        read_declaration(iter(["name x", line, "search depth 0 4", "ready 1"]))
+    assert said in str(raised.value)
