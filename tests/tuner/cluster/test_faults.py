@@ -318,7 +318,10 @@ def test_a_killed_node_is_one_line_and_the_run_resumes_elsewhere_unchanged(
     left = [line for line in err.splitlines() if " left: " in line]
     assert len(left) == 1 and "-1 CPU, 1 CPU now" in left[0]
     assert "[state-dump]" not in out + err and "(raylet)" not in out + err
-    assert "stopped on request" in err
+    # Ray may notice the node gone only after the last generation's games, when the stop asked
+    # for after that comes too late: the run has then ended on the node left, and the resume
+    # below finds it finished; the run must equal the undisturbed one either way.
+    assert "stopped on request" in err or "done: reached max_generations" in err, err
     end_node(_head)  # the cluster is gone: the run goes on on this machine
     resumed = start_tune(tmp_path, "resume", "runs/faults", "--address", "local", "--quiet")
     _out, err = resumed.communicate(timeout=600)
