@@ -31,6 +31,9 @@ from tuner.cli.main import main
 from tuner.errors import CheckpointError
 from tuner.store import checkpoint as ckpt
 
+# About 900 cases: the full suite runs them, the unit tier (a contributor's minute) does not.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 PREFIX = "tune: error: "
 MAX_LINE = 500  # characters of the one line: a bad value is echoed cut short
