@@ -18,6 +18,7 @@ import dataclasses
 import io
 import json
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,15 @@ from tuner.store import checkpoint as ckpt
 
 # About 900 cases: the full suite runs them, the unit tier (a contributor's minute) does not.
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(autouse=True)
+def signal_handlers_restored():
+    """``tune``'s main, run in this process, installs its Ctrl-C handling; other tests of the
+    same test process expect Python's own."""
+    yield
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 ROOT = Path(__file__).resolve().parents[1]
 PREFIX = "tune: error: "
