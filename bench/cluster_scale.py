@@ -315,10 +315,12 @@ def main() -> None:
           f"{costs['recorded']}): driver "
           f"{(costs['driver_submit_s'] + costs['driver_fetch_s']) * 1e3:.2f} ms, worker "
           f"{costs['worker_task_s'] * 1e3:.2f} ms")
+    busiest = costs["driver_busiest_thread_s"]
     print(f"the driver's process: {costs['driver_cpu_s'] * 1e3:.2f} ms of CPU a task in all its "
-          f"threads, {costs['driver_busiest_thread_s'] * 1e3:.3f} ms in the busiest (Ray's own "
-          f"threads work beside the replayed one: they keep up with "
-          f"{1 / costs['driver_busiest_thread_s']:,.0f} tasks/s)")
+          + (f"threads, {busiest * 1e3:.3f} ms in the busiest (Ray's own threads work beside the "
+             f"replayed one: they keep up with {1 / busiest:,.0f} tasks/s)" if busiest > 0 else
+             "threads; the busiest thread's share was too small to measure (or /proc/self/task "
+             "is absent)"))
     shares: dict[str, dict[str, float]] = {}
     drawn: dict[str, dict[str, list[float]]] = {}
     for name in args.configs:
