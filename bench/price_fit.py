@@ -46,8 +46,8 @@ from pathlib import Path
 import yaml
 
 from engine.atomic import atomic_write
-from tuner.analysis import price
-from tuner.config import RunConfig, load_config, parse_config
+from tuner.analysis import price, timing
+from tuner.config import START, RunConfig, load_config, parse_config
 
 ROOT = Path(__file__).resolve().parents[1]
 # (run directory, wall seconds, CPUs, sittings), as runs/RESULTS.md's campaign table gives them
@@ -122,7 +122,7 @@ def sittings(run_dir: Path, name: str) -> list[float]:
 
 def timed_start(config, seconds: float) -> dict:
     """The config's start timed here now: its games, their mean CPU-seconds and positions."""
-    games = price.start_game_times(config, seconds)
+    games = timing.start_game_times(config, seconds)
     return {"games": len(games),
             "seconds": round(statistics.fmean(game.seconds for game in games), 6),
             "positions": round(statistics.fmean(game.positions for game in games))}
@@ -140,6 +140,23 @@ def stored_config(run_dir: Path) -> tuple[dict, RunConfig]:
         print(f"bench/price_fit.py: error: {run_dir}: not a run: {err}", file=sys.stderr)
         raise SystemExit(2) from None
     return config.resolved(), config
+
+
+def validated_start(run_dir: Path) -> bool:
+    """Whether a finished run validated its start (``validation.csv`` has its row): runs
+    before 0.4 did not, and their price must not count those games."""
+    path = run_dir / "validation.csv"
+    if not path.exists():
+        return False  # a run that validated nothing
+    with path.open(encoding="utf-8", newline="") as file:
+        return any(row.get("candidate") == START for row in csv.DictReader(file))
+
+
+def as_validated(config: RunConfig, started: bool) -> RunConfig:
+    """``config`` as its run validated: with or without its start."""
+    if config.validation.start == started:
+        return config
+    return config.with_values({"validation.start": started}, {})
 
 
 def read_rows(path: Path, columns: tuple[str, ...]) -> list[dict[str, float]]:
@@ -160,6 +177,7 @@ def run_figures(run_dir: Path) -> tuple[RunConfig, dict]:
         cluster = read_rows(run_dir / "cluster.csv", ("cpus", "game_seconds"))
         history = read_rows(run_dir / "history.csv", ("games", "positions"))
         walls = sittings(run_dir, config.run.name)
+        started = validated_start(run_dir)
     except (ValueError, OSError, KeyError, TypeError) as err:
         print(f"bench/price_fit.py: error: {run_dir}: not a run that played: {err}",
               file=sys.stderr)
@@ -174,6 +192,7 @@ def run_figures(run_dir: Path) -> tuple[RunConfig, dict]:
         "training_games": int(history[-1]["games"]),
         "game_seconds": round(sum(row["game_seconds"] for row in cluster), 1),
         "positions": int(sum(row["positions"] for row in history)),
+        "validated_start": started,
     }
 
 
@@ -274,7 +293,8 @@ def measured_rows(data: Path, names: list[str] | None) -> list[tuple]:
     for name, run in held["runs"].items():
         if names and name not in names:
             continue
-        config = parse_config(run["config"], f"{data.name}: {name}")
+        config = as_validated(parse_config(run["config"], f"{data.name}: {name}"),
+                              run.get("validated_start", False))  # absent: recorded before 0.4
         when = run.get("recorded", held["recorded"])  # the file's date, in older files
         game_time = from_start(run["start_game_seconds"], config, f"start on {when},")
         positions = None
@@ -293,8 +313,9 @@ def recorded_rows(names: list[str] | None, measure_seconds: float) -> list[tuple
     for where, real, cpus, sittings_run in CAMPAIGNS:
         if names and Path(where).name not in names:
             continue
-        config = load_config(ROOT / where / "config.yaml")
-        game_time = recorded_start(config) or price.measured_game_time(config, measure_seconds)
+        config = as_validated(load_config(ROOT / where / "config.yaml"),
+                              validated_start(ROOT / where))
+        game_time = recorded_start(config) or timing.measured_game_time(config, measure_seconds)
         rows.append((Path(where).name, config, cpus, sittings_run, real, game_time, None))
     return rows
 
@@ -339,7 +360,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.measure_seconds is None:
         args.measure_seconds = (RECORD_SECONDS if args.record or args.repeat or args.campaign
-                                else price.MEASURE_SECONDS)
+                                else timing.MEASURE_SECONDS)
     if args.campaign:
         campaign(args.campaign, args.dir, args.workers, args.data or args.dir / PRICE_RUNS.name,
                  args.measure_seconds)

@@ -146,6 +146,8 @@ def test_price_records_a_finished_run_and_prices_it(tmp_path):
                                          "1,2,5,8.0,0.8\n2,2,5,4.0,0.4\n3,2,5,4.0,0.4\n")
     (run_dir / "history.csv").write_text("generation,evaluations,games,positions\n"
                                          "1,4,32,3200\n2,8,64,3200\n3,12,96,3200\n")
+    (run_dir / "validation.csv").write_text("candidate,generation,fitness\nelite 1,3,1\n"
+                                            "elite 2,2,1\nmean,3,1\nstart,0,1\n")
     (run_dir / "run.log").write_text(
         "2026-11-27 04:46:02,000 run tiny: family classic, depth 0\n"
         "2026-11-27 04:46:12,500 gen 1 of 3\n"
@@ -162,10 +164,12 @@ def test_price_records_a_finished_run_and_prices_it(tmp_path):
     assert (held["generations"], held["training_games"], held["game_seconds"]) == (3, 96, 16.0)
     assert held["start_game_seconds"] > 0 and held["start_games"] >= 1
     assert held["positions"] == 9600 and held["start_positions"] > 0
+    assert held["validated_start"]  # a run before 0.4 did not: its price leaves the start out
     out = bench(tmp_path, "price_fit.py", "--data", str(data), "--runs", "tiny")
     [line] = out.splitlines()[1:-1]
     row = line.split()
-    assert row[:3] == ["tiny", "2", f"{3 * 4 * 8 + 3 * 10}"] and " 48 s " in line
+    # validated: the 2 elites, the mean and the start
+    assert row[:3] == ["tiny", "2", f"{3 * 4 * 8 + 4 * 10}"] and " 48 s " in line
     ratio = float(row[row.index("measured:") - 2])  # two starts of 15 s, games of no time
     assert ratio == pytest.approx(2 * 15 / 48, abs=0.02)
     # the estimate's positions a game over the run's (100 a game)
@@ -245,3 +249,14 @@ def test_the_game_times_recorded_are_what_the_replay_replays(tmp_path):
                 "--cpus", "2", "--generations", "2")
     rows = [line.split() for line in out.splitlines() if line.split()[:1] == ["2"]]
     assert len(rows) == 1 and rows[0][2].endswith("%")
+
+
+def test_sequential_error_rates_replays_the_test_on_saved_games(tmp_path):
+    out = bench(tmp_path, "sequential_error_rates.py", "--sources", "auto5-100", "--replays",
+                "200", "--points", "0", "0.5", "1", "--check", "5")
+    rows = [line.split() for line in out.splitlines() if line.startswith("auto5-100 ")]
+    assert [row[5] for row in rows[:3]] == ["0", "0.5", "1"]
+    found = [float(row[6].rstrip("%")) for row in rows[:3]]
+    assert found[0] < found[1] < found[2]  # a gain is found more often as the truth rises
+    assert len(rows) == 4 and {rows[3][2], rows[3][4]} <= {"ok", "OVER"}  # the error rates
+    assert out.rstrip().endswith(" s") and "5 replays a point, 0 differ" in out

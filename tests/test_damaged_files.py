@@ -176,7 +176,28 @@ STATUS_FIELDS = {
 
 def test_the_status_family_covers_every_field_of_the_file(made):
     held = json.loads((made / "runs" / "tiny" / ckpt.STATUS_FILE).read_text())
-    assert set(held) - {"format"} == set(STATUS_FIELDS)
+    assert set(held) - {"format"} == {*STATUS_FIELDS, "resume"}
+    assert set(held["resume"]) == set(RESUME_CASES)
+
+
+# resume: the options the job was given that a resume takes, each refused as what it holds
+RESUME_CASES = {"config": [12, ["a"]], "family_changed": [None, 1, "yes"],
+                "workers": [-1, 1.5, HUGE, True, "2"], "address": [12, {"n": 1}]}
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    ([12], "resume: expected dict, got [12]"), ("12", "resume: expected dict, got '12'"),
+    ({"nodes": 2}, "resume: unknown option 'nodes'"),
+    *[({option: bad}, f"resume: {option}: expected ")
+      for option, values in RESUME_CASES.items() for bad in values],
+])
+def test_a_damaged_resume_option_is_one_line_naming_it(work, capsys, value, expected):
+    run_dir = work / "runs" / "tiny"
+    path = run_dir / ckpt.STATUS_FILE
+    held = json.loads(path.read_text())
+    held["resume"] = value
+    path.write_text(json_text(held))
+    refused(["status", str(run_dir)], capsys, path, expected)
 
 
 def status_cases() -> list:
@@ -319,7 +340,8 @@ CSV_COLUMNS = {
                         "sigma": SIZE, "games_mean": SIZE, "validated": VALUE,
                         "validated_stderr": SPREAD},
     ckpt.VALIDATION_FILE: {"generation": COUNT, "fitness": VALUE, "mean_score": VALUE,
-                           "fitness_stderr": SPREAD, "ci95": SPREAD},
+                           "fitness_stderr": SPREAD, "ci95": SPREAD, "vs_start": VALUE,
+                           "vs_start_stderr": SPREAD},
     ckpt.CLUSTER_FILE: {"generation": COUNT, "cpus": COUNT, "seconds": SIZE,
                         "game_seconds": SIZE, "share": SIZE, "cpu_seconds": SIZE},
 }

@@ -311,7 +311,7 @@ def test_history_csv_reads_back(tmp_path):
 
 def test_validation_csv_reads_back(tmp_path):
     rows = [ValidationRow(label, 2**31, {name: w for name in ODD_NAMES}, Fitness(x, e, 1), x, e,
-                          {2048: w})
+                          {2048: w}, Fitness(x, e, 1))
             for label, x, e, w in (("elite 1", 5e-324, math.inf, 5e-324),
                                    ("distribution mean", -1e300, math.nan, math.nan))]
     path = tmp_path / ckpt.VALIDATION_FILE
@@ -321,6 +321,8 @@ def test_validation_csv_reads_back(tmp_path):
     assert [row["candidate"] for row in back] == ["elite 1", "distribution mean"]
     assert same([row[f"w_{ODD_NAMES[-1]}"] for row in back], [5e-324, math.nan])
     assert same([row["fitness_stderr"] for row in back], [math.inf, math.nan])
+    assert same([row["vs_start"] for row in back], [5e-324, -1e300])
+    assert same([row["vs_start_stderr"] for row in back], [math.inf, math.nan])
 
 
 # ---- tune compare --save -----------------------------------------------------------------------

@@ -5,6 +5,11 @@ candidates. Per file: mean and median score, 95% confidence interval of the mean
 games reaching 2048/4096/8192/16384, mean moves. Per pair: the mean paired score difference with
 its 95% interval and a two-sided p-value from a paired t-test, using the normal approximation
 (sound for the hundreds of games a comparison needs; at least 30 are required).
+
+A sequential comparison (``tune compare --sequential``, ``tuner.analysis.sequential``) reports
+the same of the pairs its test decided on, then the verdict: the margins, the log-likelihood
+ratio and its bounds, the pairs spent, what a fixed test of the same error rates needs, and
+the games played beyond the decided pairs, which do not count.
 """
 
 from __future__ import annotations
@@ -15,7 +20,8 @@ from pathlib import Path
 
 from engine.defaults import MILESTONES
 from engine.depth import to_yaml
-from engine.stats import Z95, interval_cell, mean_ci, plus_minus, readable, summarize
+from engine.stats import Z95, counted, interval_cell, mean_ci, plus_minus, readable, summarize
+from tuner.analysis.sequential import GAIN, NO_GAIN, SequentialTest, Verdict
 
 MIN_GAMES = 30
 
@@ -90,7 +96,70 @@ def format_report(report: dict) -> str:
             f"{pair['a']} - {pair['b']}: {pair['mean_difference']:+,.0f} "
             f"{plus_minus(pair['ci95'], games)}   {p_value(pair['p_value'])}"
         )
+    if "sequential" in report:
+        lines += ["", *sequential_lines(report["sequential"])]
     return "\n".join(lines)
+
+
+def sequential_report(test: SequentialTest, verdict: Verdict, labels: list[str], most: int,
+                      finished: int, in_flight: int) -> dict:
+    """The verdict of ``test`` on ``labels`` (the candidate, then its baseline) after at most
+    ``most`` pairs, as JSON values; ``finished`` games came back beyond the decided pairs and
+    ``in_flight`` were playing when it decided (neither counts)."""
+    return {
+        "test": "GSPRT", "candidate": labels[0], "baseline": labels[1],
+        "no_gain": str(test.no_gain), "gain": str(test.gain),
+        "no_gain_points": verdict.no_gain_points, "gain_points": verdict.gain_points,
+        "alpha": test.alpha, "beta": test.beta, "min_pairs": test.min_pairs,
+        "verdict": verdict.outcome, "reason": reason(test, verdict, labels, most),
+        # null where it is infinite (differences without spread): JSON has no infinity
+        "llr": verdict.llr if math.isfinite(verdict.llr) else None,
+        "lower": verdict.lower, "upper": verdict.upper,
+        "pairs": verdict.pairs, "most_pairs": most,
+        "sd": verdict.moments.sd, "fixed_pairs": verdict.fixed_pairs,
+        "beyond": {"finished": finished, "in_flight": in_flight},
+    }
+
+
+def reason(test: SequentialTest, verdict: Verdict, labels: list[str], most: int) -> str:
+    """The verdict in one line: which hypothesis, and why (the LLR against its bound)."""
+    candidate, baseline = labels
+    at = f"LLR {verdict.llr:.3g} after {verdict.pairs:,} pairs"
+    if verdict.outcome == GAIN:
+        return (f"H1 accepted: {candidate} gains at least "
+                f"{_margin(str(test.gain), verdict.gain_points)} over {baseline} ({at} >= "
+                f"{verdict.upper:.3g})")
+    if verdict.outcome == NO_GAIN:
+        return (f"H0 accepted: {candidate} gains at most "
+                f"{_margin(str(test.no_gain), verdict.no_gain_points)} over {baseline} ({at} "
+                f"<= {verdict.lower:.3g})")
+    return (f"undecided at the maximum of {most:,} pairs: LLR {verdict.llr:.3g} between the "
+            f"bounds {verdict.lower:.3g} and {verdict.upper:.3g}")
+
+
+def sequential_lines(test: dict) -> list[str]:
+    """``sequential_report``'s lines, under the comparison's table."""
+    head = (f"sequential test (GSPRT, alpha {test['alpha']:g}, beta {test['beta']:g}) of "
+            f"{test['candidate']} over {test['baseline']}: no gain "
+            f"{_margin(test['no_gain'], test['no_gain_points'])}, gain "
+            f"{_margin(test['gain'], test['gain_points'])}")
+    fixed = (counted(test["fixed_pairs"], "pair") if test["fixed_pairs"] is not None else
+             "none (the margins meet)")
+    spent = (f"pairs spent: {test['pairs']:,} of at most {test['most_pairs']:,}; a fixed test "
+             f"of the same error rates: {fixed} (at the differences' sd, "
+             f"{readable(test['sd'])})")
+    lines = [head, test["reason"], spent]
+    beyond = test["beyond"]
+    if beyond["finished"] or beyond["in_flight"]:
+        lines.append(f"not counted, beyond the decided pairs: "
+                     f"{counted(beyond['finished'], 'game')} finished, "
+                     f"{beyond['in_flight']:,} in flight when it decided")
+    return lines
+
+
+def _margin(text: str, points: float) -> str:
+    """A margin as given, with its points where it is a percentage of the baseline's mean."""
+    return f"{text} ({points:+,.0f} points)" if text.endswith("%") else text
 
 
 def p_value(p: float) -> str:

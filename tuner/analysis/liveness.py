@@ -16,6 +16,8 @@ from pathlib import Path
 
 from engine.stats import Z95, clock, counted, readable
 from tuner import commands
+from tuner.config.limits import LOCAL
+from tuner.store import checkpoint as ckpt
 from tuner.store.status_file import (
     RUNNING,
     RunStatus,
@@ -89,13 +91,40 @@ def status_lines(status: RunStatus, path: Path, run_dir: Path, now: float,
         lines.append(f"  {figures}")
     lines.append(f"  last event: {status.event} ({ago(now - status.updated)} ago)")
     staged = path.parent.resolve() != run_dir.resolve()
+    if verdict is Verdict.RUNNING and (asked := stop_requested(path.parent)) is not None:
+        lines.append(f"  stop requested {ago(now - asked)} ago (tune stop): it stops once its "
+                     "current generation is checkpointed")
     if verdict is Verdict.DEAD or status.state in ("stopped", "interrupted", "failed"):
-        hint = ("nothing to resume: it had no checkpoint yet; start it again with tune run "
-                "and its config" if staged else f"resume with: {commands.tune('resume', run_dir)}")
-        lines.append(f"  {hint}")
+        if staged:
+            lines.append("  nothing to resume: it had no checkpoint yet; start it again with "
+                         "tune run and its config")
+        else:
+            lines += [f"  {line}" for line in resume_lines(status, run_dir, verdict)]
     elif status.state == "done":
         lines.append(f"  see: {commands.tune('report', run_dir)}")
     return verdict, lines
+
+
+def resume_lines(status: RunStatus, run_dir: Path, verdict: Verdict) -> list[str]:
+    """The command that resumes the run, with the options its job was given (as the job says
+    it), and for a run on a cluster that failed or died, the one that goes on on this machine
+    (its results do not depend on where it plays)."""
+    options = status.resume or {}
+    lines = [f"resume with: {commands.resume(run_dir, **options)}"]
+    cluster = options.get("address") not in (None, LOCAL)
+    if cluster and (verdict is Verdict.DEAD or status.state == "failed"):
+        here = commands.resume(run_dir, **{**options, "address": LOCAL})
+        lines.append(f"or on this machine: {here}")
+    return lines
+
+
+def stop_requested(directory: Path) -> float | None:
+    """When ``tune stop`` asked the job working in ``directory`` to stop (seconds since the
+    epoch), if it has not yet."""
+    try:
+        return (directory / ckpt.STOP_FILE).stat().st_mtime
+    except OSError:
+        return None
 
 
 def progress(status: RunStatus) -> str:

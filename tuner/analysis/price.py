@@ -9,13 +9,17 @@ A game time comes from one of three places, and the price says which:
 - *recorded*: the training games an earlier run of this config played (its ``cluster.csv``
   seconds over its games), weights drift and a busy machine included: taken as it is;
 - *measured now*: a few games at the config's starting weights, timed on this process's own
-  CPU clock (other processes do not inflate it), times ``run_over_start`` for its depth;
+  CPU clock (other processes do not inflate it), times ``run_over_start`` for its depth
+  (``tuner.analysis.timing``, which chooses among the three for ``--dry-run`` and a run's own
+  first lines alike); timed on a busy machine, the game time is a range (``GameTime.spread``);
 - *rough*: ``UnitSize.PRIOR_SECONDS`` for the depth, where one game would take too long to
-  measure (or a real run starts, which plays no game to price itself).
+  measure.
 
-CPU time is games times game time; the wall time on N CPUs is ``START_SECONDS`` plus the CPU
-time over N (a generation's games keep every CPU busy: shipped runs report 99% and more of their
-CPUs' time on games). bench/price_fit.py sets the estimate beside shipped runs' real times.
+CPU time is games times game time; the wall time on N idle CPUs is ``START_SECONDS`` plus the
+CPU time over N (a generation's games keep every CPU busy: shipped runs report 99% and more of
+their CPUs' time on games), but a generation's games keep no more CPUs busy than it has games,
+and the final validation's no more than it has. Where more CPUs barely shorten a run, the price
+says why. bench/price_fit.py sets the estimate beside shipped runs' real times.
 """
 
 from __future__ import annotations
@@ -23,23 +27,16 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import statistics
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 
 from engine.depth import DepthPolicy, rough_depth
-from engine.errors import BadInput
-from engine.external.player import EngineLost, close_kept
 from engine.stats import counted
 from tuner.analysis.report import read_rows
-from tuner.config import AUTO, RunConfig
+from tuner.config import AUTO, START, RunConfig
 from tuner.games.policy import UnitSize
-from tuner.games.seeds import training_seeds
 from tuner.loop.run import popsize_for
-from tuner.space import SearchSpace
 from tuner.store import checkpoint as ckpt
 
 # What a game of a run costs against one at its start on an idle core, by depth, as two factors
@@ -64,9 +61,6 @@ BUSY_OVER_IDLE_DEEPER = 1.58
 START_SECONDS = 15.0  # Ray's start and the workers' loading of the engine, once a run
 HERE_START_SECONDS = 1.0  # this process loading the engine, where a small run plays its games
 CLUSTER_SIZES = (16, 64)  # besides the CPUs the run would use
-MEASURE_SECONDS = 10.0  # CPU-seconds of games measured now (at least one game)
-MEASURE_GAMES = 256
-LONGEST_MEASURED = 30.0  # seconds: a depth whose rough game is longer gets the rough figure
 
 
 @dataclass(frozen=True)
@@ -81,6 +75,7 @@ class GameCount:
     training: int
     validation: int
     restarts: int
+    validation_round: int = 1  # the games of the final validation, played together
 
     @property
     def total(self) -> int:
@@ -90,10 +85,19 @@ class GameCount:
 @dataclass(frozen=True)
 class GameTime:
     """The seconds one game of the run takes on one CPU of a busy machine, and where that
-    figure comes from (said beside every price)."""
+    figure comes from (said beside every price). ``spread``: timed while other work kept the
+    machine busy, the game may take as little as ``seconds / spread`` (``low``).
+    ``idle_rate``: the positions per CPU-second of the games timed now, one idle core's
+    (``tuner.games.throughput``), where our engine's games were timed."""
 
     seconds: float
     source: str
+    spread: float = 1.0
+    idle_rate: float | None = None
+
+    @property
+    def low(self) -> float:
+        return self.seconds / self.spread
 
 
 @dataclass(frozen=True)
@@ -114,7 +118,16 @@ class Price:
         return self.games.training / self.games.total
 
     def wall_seconds(self, cpus: int) -> float:
-        return self.start + self.cpu_seconds / cpus
+        """On ``cpus`` idle CPUs: a generation's games keep at most as many busy as it has
+        games, the final validation's at most as many as it has."""
+        g, seconds = self.games, self.game_time.seconds
+        return (self.start + g.training * seconds / min(cpus, max(g.per_generation, 1))
+                + g.validation * seconds / min(cpus, max(g.validation_round, 1)))
+
+    def at_low(self) -> Price:
+        """The price at the low end of its game time's range."""
+        low = dataclasses.replace(self.game_time, seconds=self.game_time.low, spread=1.0)
+        return dataclasses.replace(self, game_time=low)
 
 
 def most_games(config: RunConfig, cpus: int) -> GameCount:
@@ -138,9 +151,10 @@ def most_games(config: RunConfig, cpus: int) -> GameCount:
         generations = min(generations or by_games, by_games)
     validation = config.validation
     every = generations // validation.every if validation.every else 0
-    final = validation.top_k + 1 + (validation.reference is not None)  # and the mean, the reference
+    final = validation.top_k + 1 + validation.marks  # and the mean, the start, a baseline
     return GameCount(generations, candidates, most, per_generation, training,
-                     (final + every) * validation.games, config.cmaes.restarts)
+                     (final + every) * validation.games, config.cmaes.restarts,
+                     final * validation.games)
 
 
 def price(config: RunConfig, cpus: int, game_time: GameTime, played: int = 0,
@@ -173,60 +187,6 @@ def rough_cpu_seconds_left(config: RunConfig, played: int = 0) -> float | None:
     if game_time is None or config.cmaes.popsize == AUTO:
         return None
     return price(config, 1, game_time, played).cpu_seconds
-
-
-def measured_game_time(config: RunConfig, budget: float | None = None) -> GameTime:
-    """Games at the config's starting weights (``start_game_times``), their mean CPU time times
-    ``run_over_start`` at the config's depth (an external engine's as measured: how its games
-    change as it is tuned is not known). A depth of ours whose games are too long to play here
-    gets the rough figure."""
-    rough = rough_game_time(config)
-    if rough is not None and rough.seconds > LONGEST_MEASURED:
-        return rough
-    games = start_game_times(config, MEASURE_SECONDS if budget is None else budget)
-    times = [game.seconds for game in games]
-    start = statistics.fmean(times)
-    spread = (f" +/- {statistics.stdev(times) / math.sqrt(len(times)) / start:.0%}"
-              if len(times) > 1 and start > 0 else "")
-    source = (f"measured now: {counted(len(times), 'game')} at the starting weights, "
-              f"{seconds_text(start)}{spread} a game")
-    if config.engine is not None:
-        return GameTime(start, source)
-    positions = statistics.fmean(game.positions for game in games)
-    depth = config.search.depth
-    return GameTime(start * run_over_start(depth),
-                    f"{source} ({positions_text(positions)} positions), "
-                    f"x{positions_over_start(depth):g} positions for a run's games at this "
-                    f"depth, x{busy_over_idle(depth):g} on busy cores")
-
-
-class StartGame(NamedTuple):
-    """One game at a config's starting weights: its CPU-seconds and the positions it searched."""
-
-    seconds: float
-    positions: int
-
-
-def start_game_times(config: RunConfig, budget: float) -> list[StartGame]:
-    """Games at the config's starting weights, on its first training seeds, one after another
-    until ``budget`` CPU-seconds are spent (at least one game), timed on the playing thread's
-    own clock; an external engine's games by their wall time, the engine running alone."""
-    space = SearchSpace(config.params)
-    solver = config.player(space.weights(space.initial())).solver()  # builds, or compiles
-    games: list[StartGame] = []
-    try:
-        for seed in training_seeds(config.run.seed, 1, MEASURE_GAMES):
-            started = time.thread_time()
-            game = solver.play(seed)
-            seconds = game.seconds if config.engine else time.thread_time() - started
-            games.append(StartGame(seconds, game.moves_evaluated))
-            if sum(each.seconds for each in games) >= budget:
-                break
-    except EngineLost as lost:
-        raise BadInput(f"{config.source}: engine: {lost}") from None
-    finally:
-        close_kept()
-    return games
 
 
 def positions_over_start(depth: DepthPolicy) -> float:
@@ -284,23 +244,50 @@ def default_cpus(workers: int | None) -> int:
 
 
 def summary(result: Price, cpus: int, config: RunConfig, label: str = "price") -> str:
-    """The price in one line, as a run's first lines show it."""
+    """The price in one line, as a run's first lines show it: the figures of ``report``."""
     games = result.games
     return (f"{label}: at most {counted(games.total, 'game')} ({result.training_share:.0%} "
-            f"training), {hours(result.cpu_seconds)} CPU-hours: {walls(result, cpus, config)}"
+            f"training), {cpu_hours(result)} CPU-hours: {walls(result, cpus, config)}"
             f"; game time {result.game_time.source}")
 
 
 def walls(result: Price, cpus: int, config: RunConfig) -> str:
-    """The wall time on ``cpus`` CPUs and on each of ``CLUSTER_SIZES``; under ``popsize:
-    auto`` each size plays its own population."""
+    """The wall time on ``cpus`` idle CPUs and on each of ``CLUSTER_SIZES`` (a range where the
+    game time is one), and why where the most CPUs barely shorten it; under ``popsize: auto``
+    each size plays its own population."""
     sizes = [cpus, *(n for n in CLUSTER_SIZES if n != cpus)]
     parts = []
     for n in sizes:
         at = result if n == cpus else price(config, n, result.game_time, result.played)
-        parts.append(f"{duration(at.wall_seconds(n))} on "
-                     + (counted(n, "CPU") if n == cpus else f"{n:,}"))
-    return ", ".join(parts)
+        parts.append(_range(duration(at.at_low().wall_seconds(n)), duration(at.wall_seconds(n)))
+                     + " on " + (counted(n, "idle CPU") if n == cpus else f"{n:,}"))
+    most = max(sizes)
+    why = no_sooner(price(config, most, result.game_time, result.played), most)
+    return ", ".join(parts) + (f" ({why})" if why else "")
+
+
+def no_sooner(result: Price, cpus: int) -> str | None:
+    """Why ``cpus`` CPUs barely shorten ``result`` (its wall time is at least twice its CPU
+    time over them): the start, or a generation with fewer games than CPUs; None where they
+    do."""
+    ideal = result.cpu_seconds / cpus
+    unfilled = result.wall_seconds(cpus) - result.start - ideal  # CPUs the games leave idle
+    if result.start + unfilled < ideal:
+        return None
+    if result.start >= unfilled:
+        return f"on {cpus:,} CPUs most of it is Ray's start, about {duration(result.start)}"
+    per_generation = result.games.per_generation
+    return (f"on {cpus:,} CPUs a generation's {counted(per_generation, 'game')} keep only "
+            f"{per_generation:,} busy")
+
+
+def cpu_hours(result: Price) -> str:
+    """The CPU-hours, a range where the game time is one."""
+    return _range(hours(result.at_low().cpu_seconds), hours(result.cpu_seconds))
+
+
+def _range(low: str, high: str) -> str:
+    return high if low == high else f"{low} to {high}"
 
 
 def report(result: Price, cpus: int, config: RunConfig, where: str) -> list[str]:
@@ -313,17 +300,22 @@ def report(result: Price, cpus: int, config: RunConfig, where: str) -> list[str]
     if g.training < g.generations * g.per_generation:
         training += f", up to max_games ({config.cmaes.max_games:,}) and one generation more"
     every = config.validation.every
+    marks = ["the start"] if config.validation.validates_start else []
+    if config.validation.reference not in (None, START):
+        marks.append(config.validation.reference)  # a baseline's name
     validation = (f"top {config.validation.top_k} + the mean"
+                  + "".join(f" + {mark}" for mark in marks)
                   + (f", and the best guess every {counted(every, 'generation')}" if every else "")
                   + f", {counted(config.validation.games, 'game')} each")
     share = result.training_share
     dominates = f"training {share:.0%}" if share >= 0.5 else f"validation {1 - share:.0%}"
+    seconds = _range(seconds_text(game.low), seconds_text(game.seconds))
     return [
         f"price of run {config.run.name}, at most:",
         f"  training games    {g.training:>12,}  ({training})",
         f"  validation games  {g.validation:>12,}  ({validation})",
-        f"  game time         {seconds_text(game.seconds):>12}  ({game.source})",
-        f"  CPU-hours         {hours(result.cpu_seconds):>12}  ({dominates})",
+        f"  game time         {seconds:>12}  ({game.source})",
+        f"  CPU-hours         {cpu_hours(result):>12}  ({dominates})",
         f"  wall time         {walls(result, cpus, config)}{where}",
     ]
 

@@ -3,11 +3,14 @@
 Every ``+/-`` is the half-width of a 95% confidence interval (``engine.stats``), as the report
 says; the files it reads keep standard errors.
 
-The plot (``convergence.png``, ``convergence_figure``) shows fitness by generation with the
-reference a gain is judged against, when the run validated one (``validation.reference``), and
-the step size below; the games of each generation too, where adaptive games make them vary. It
-needs matplotlib, an optional extra (``plot``): without it a plot asked for is refused before
-anything is read, with the command that installs the extra (``plotting_problem``).
+The summary and the plot say whether the winner beat the start (the initial point, validated
+on the same games: ``validation.start``), from the pairs of games, and "within noise" where the
+95% interval of the gain holds 0. The plot (``convergence.png``, ``convergence_figure``) shows
+fitness by generation with the start and a baseline reference (``validation.reference``) as
+lines, where the run validated them, and the step size below; the games of each generation
+too, where adaptive games make them vary. It needs matplotlib, an optional extra (``plot``):
+without it a plot asked for is refused before anything is read, with the command that installs
+the extra (``plotting_problem``).
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ from engine.echo import echo, shorten
 from engine.stats import Z95, clock, counted, interval_cell, plus_minus, readable
 from engine.weights_file import WeightsFile, read_weights
 from tuner import installed
+from tuner.analysis.gains import gains, validated_winner, validation_parts
 from tuner.config import RunConfig, parse_config
-from tuner.config.sections import reference_label
+from tuner.config.sections import START, reference_label
 from tuner.errors import CheckpointError, ConfigError
 from tuner.games import throughput
 from tuner.store import checkpoint as ckpt
@@ -198,13 +202,20 @@ def format_report(config: dict, history: list[dict], validation: list[dict], bes
         lines += ["", "validation (held-out seeds)",
                   f"{'candidate':<20} {'gen':>4} {'fitness' if show_score else 'mean score':>12} "
                   f"{'+/-':>9}" + (f" {'mean score':>12} {'+/-':>9}" if show_score else "")]
+        winner = validated_winner(validation, config)
         for row in validation:
             lines.append(
                 f"{row['candidate']:<20} {int(row['generation']):>4,} "
                 f"{readable(row['fitness']):>12} {interval_cell(Z95 * row['fitness_stderr']):>9}"
                 + (f" {readable(row['mean_score']):>12} {interval_cell(row['ci95']):>9}"
-                   if show_score else "")
+                   if show_score else "") + ("  <- winner" if row is winner else "")
             )
+        found = gains(validation, config)
+        lines += [""] + [gain.words() for gain in found]
+        if not any(gain.mark == START for gain in found):
+            why = ("validation.start: false" if config.get("validation", {}).get("start") is False
+                   else "a run of tune2048 before 0.4")
+            lines.append(f"the start was not validated ({why}): no gain over it to judge")
     if best is None:
         lines += ["", "best.yaml     not kept: this directory holds the run's history only"]
         return "\n".join(lines)
@@ -295,9 +306,10 @@ def plot_convergence(path: Path, history: list[dict], validation: list[dict],
 def convergence_figure(history: list[dict], validation: list[dict], config: dict):
     """The convergence plot as a matplotlib ``Figure``, panels sharing the generation axis:
     fitness (the best with its 95% band, the median and the worst, the best guess validated
-    during the run, the validated winner, and the reference the gain is judged against: a
-    dashed line at ``validation.reference``'s validated fitness, when the run has one); sigma,
-    the step size; and the training games of each generation where they vary (adaptive games).
+    during the run, the validated winner, and the marks the gain is judged against: a line at
+    the validated fitness of the start and of a baseline reference, where the run validated
+    them, the title saying whether the winner beat them: ``gains``); sigma, the step size; and
+    the training games of each generation where they vary (adaptive games).
     Ticks as people read numbers (150,000, never 1.5e5 or an offset)."""
     # an optional dependency (the plot extra), loaded where a plot is drawn
     from matplotlib.figure import Figure
@@ -323,26 +335,25 @@ def convergence_figure(history: list[dict], validation: list[dict], config: dict
                if isinstance(r.get("validated"), float) and math.isfinite(r["validated"])]
     if checked:
         ax.plot(*zip(*checked), "o-", color="tab:red", label="best guess, validated during the run")
-    reference, contenders = split_reference(validation, config)
-    title = "fitness by generation"
-    if contenders:
-        winner = max(contenders, key=lambda r: r["fitness"])
+    winner = validated_winner(validation, config)
+    if winner is not None:
         ax.errorbar([gens[-1]], [winner["fitness"]], yerr=[_half_width(winner)], fmt="*",
                     color="tab:red", markersize=12, capsize=4,
                     label=f"validated winner ({winner['candidate']}), 95% CI")
-    if reference is not None:
-        ax.axhline(reference["fitness"], linestyle="--", color="black",
-                   label=f"{reference['candidate']}, validated (the reference)")
-        half = _half_width(reference)
+    start, baseline, _contenders = validation_parts(validation, config)
+    reference = config.get("validation", {}).get("reference")
+    for row, style in ((start, "--"), (baseline, "-.")):
+        if row is None:
+            continue
+        ax.axhline(row["fitness"], linestyle=style, color="black",
+                   label=f"{row['candidate']}, validated" + (
+                       " (the reference)" if reference_label(reference) == row["candidate"]
+                       else ""))
+        half = _half_width(row)
         if half:
-            ax.axhspan(reference["fitness"] - half, reference["fitness"] + half, color="black",
-                       alpha=0.08)
-        if contenders:
-            gain = winner["fitness"] - reference["fitness"]
-            title += (f": the winner is {readable(abs(gain))} "
-                      f"{'above' if gain >= 0 else 'below'} {reference['candidate']}"
-                      if gain else f": the winner scores as {reference['candidate']}")
-    ax.set_title(title)
+            ax.axhspan(row["fitness"] - half, row["fitness"] + half, color="black", alpha=0.08)
+    verdicts = "\n".join(gain.words() for gain in gains(validation, config))
+    ax.set_title(f"fitness by generation: {verdicts}" if verdicts else "fitness by generation")
     ax.set_ylabel(fitness_label(config["evaluation"]))
     sigma_ax.plot(gens, [r["sigma"] for r in history], color="tab:gray")
     sigma_ax.set_ylabel("sigma\n(share of each box)")
@@ -361,14 +372,6 @@ def convergence_figure(history: list[dict], validation: list[dict], config: dict
     fig.suptitle(f"{config['run']['name']}: {player_text(config)} at depth "
                  f"{config['search']['depth']}, fitness {config['evaluation']['fitness']}")
     return fig
-
-
-def split_reference(validation: list[dict], config: dict) -> tuple[dict | None, list[dict]]:
-    """The reference's row of ``validation.csv`` (``validation.reference``), if the run has
-    one, and the candidates' rows, which alone can win."""
-    label = reference_label(config.get("validation", {}).get("reference"))
-    reference = next((r for r in validation if r["candidate"] == label), None)
-    return reference, [r for r in validation if r is not reference]
 
 
 def _half_width(row: dict) -> float:

@@ -4,13 +4,17 @@ to its end (``carry_out``), with its lines in the run's ``run.log`` as well, a l
 ``tune resume`` are a parse and a call of these; ``run`` and ``resume`` are the same calls from
 Python, so either way a run writes the same files and says the same lines.
 
-The start is one pass: the config is read and resolved once, then priced (roughly, to tell a run
-too small for Ray), then its evaluator is chosen and its price said for the evaluator's CPUs,
-then the loop runs.
+The start is one pass: the config is read and resolved once, then priced at the game time
+``tune run --dry-run`` prices it at (``tuner.analysis.timing.game_time``: a new run times its
+games here, which also gives ``tune status`` its idle-core figure), then its evaluator is chosen
+(roughly priced, to tell a run too small for Ray) and its price said for the evaluator's CPUs,
+then the loop runs. A wait longer than a few seconds on the way (numba compiling the engine, the
+timing, Ray starting) is said as it goes on.
 
 Exit status (``Outcome.exit_code``): 0 when the run reached a stop condition or was stopped on
 request, 130 on Ctrl-C or SIGTERM (the last checkpoint is kept), 1 when games could not be played
-or the run's files could not be written (a full disk). Before a run's first checkpoint a failure
+or the run's files could not be written (a full disk). A cluster's head lost ends the process
+with 75 once the job has said so (``tuner.cluster.head_watch``). Before a run's first checkpoint a failure
 or an interrupt leaves nothing behind (``tuner.store.run_dir``), and the message says how to start
 again, or is bad input, raised (exit status 2 from ``tune``: the family's own code failed, say);
 after it, the checkpoint is kept and the message says how to resume.
@@ -21,8 +25,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,20 +35,22 @@ from engine.errors import BadInput, Failure
 from engine.stats import counted
 from tuner import commands, interrupts
 from tuner.api.launch import RUN, Launch
+from tuner.cluster.events import RunLogFormat
 from tuner.config import RESUMABLE_CHANGES, RunConfig, changed_keys
 from tuner.errors import ENVIRONMENT_ERRORS, CheckpointError, EvaluationError
+from tuner.games.progress import said_if_slow
 from tuner.store import checkpoint as ckpt
 
 if TYPE_CHECKING:
     from tuner.analysis.price import GameTime
+    from tuner.cluster.head_watch import HeadLost
+    from tuner.config import RaySection
+    from tuner.loop.live_status import LiveStatus
     from tuner.loop.observers import Observer
     from tuner.loop.run import TuningRun
     from tuner.store.checkpoint import RunState
 
 log = logging.getLogger("tuner")
-# Loading the engine's compiled code takes about a second; longer, numba is compiling it (tens of
-# seconds, the first time after an install or an engine change): the run says so, not silence.
-COMPILING_AFTER_SECONDS = 3.0
 # How a job ended (``Outcome.status``): status.json's final states, and a resumed run that had
 # nothing left to do.
 DONE, STOPPED, INTERRUPTED, FAILED, FINISHED = (
@@ -98,7 +103,8 @@ def start_run(config: RunConfig, launch: Launch, progress: bool = False,
     resolved = config.resolved()
     from tuner.store.store import DirectoryStore  # once the config is known good (start-up)
 
-    store = DirectoryStore.new(config.run_dir, launch.overwrite, same_run(config, resolved))
+    store = DirectoryStore.new(config.run_dir, launch.overwrite, same_run(config, resolved),
+                               launch.resume_options())
     try:
         from tuner.loop.run import TuningRun  # the engine and pycma, once the config is known good
 
@@ -137,12 +143,15 @@ def carry_out(run: TuningRun, launch: Launch, observers: Sequence[Observer] = ()
                      config.player_name, config.search.depth, len(config.tuned),
                      config.evaluation.games.describe() + (
                          "" if config.strategy.implied else f", strategy {config.strategy.name}"))
-            status = LiveStatus(config, run.store, run.state, _idle_rate(run))
+            status = LiveStatus(config, run.store, run.state, resume=launch.kept_options())
             status.begin(run.resume_line() if run.state.generation else f"started run "
                          f"{config.run.name}")
             quote = Quote.of(config, run.state)
-            evaluator = evaluator_for(config.ray, [config.family], engines=config.shipped,
-                                      rough_seconds=quote.rough_seconds)
+            status.idle_rate = quote.idle_rate or _idle_rate(run)
+            with said_if_slow(_starting(config.ray)):
+                evaluator = evaluator_for(config.ray, [config.family], engines=config.shipped,
+                                          rough_seconds=quote.rough_seconds,
+                                          on_head_lost=_head_lost(run, launch, status))
             interrupts.check()
             here = isinstance(evaluator, SerialEvaluator)  # a small run: Ray would not be sooner
             if here:
@@ -199,17 +208,7 @@ def carry_out(run: TuningRun, launch: Launch, observers: Sequence[Observer] = ()
                          f"{launch.start_again(run.run_dir)}")
         except EvaluationError as err:
             ended = _failed(run, err)
-            if not run.checkpointed:
-                return _said(run, FAILED, err.exit_code, logging.ERROR,
-                             f"tune: error: stopped before the first generation completed: "
-                             f"{err}\nstart it again with:\n  {launch.start_again(run.run_dir)}")
-            resume_with = launch.resume_command(run.run_dir)
-            stopped = f"stopped after generation {run.state.generation} (checkpointed)"
-            lines = [f"tune: error: {stopped}: {err}\nresume with:\n  {resume_with}"]
-            if _cluster_not_joined(run, err):
-                here = launch.resume_command(run.run_dir, address="local")
-                lines.append(f"or resume it on this machine:\n  {here}")
-            return _said(run, FAILED, err.exit_code, logging.ERROR, *lines)
+            return _games_failed(run, launch, err)
         finally:
             if evaluator is not None:
                 evaluator.close()
@@ -217,6 +216,42 @@ def carry_out(run: TuningRun, launch: Launch, observers: Sequence[Observer] = ()
                 with interrupts.held() as caught, contextlib.suppress(OSError, BadInput):
                     status.end(*ended)  # whole (a full disk: the message said what happened)
                 interrupts.raise_if_any(caught)
+
+
+def _games_failed(run: TuningRun, launch: Launch, err: EvaluationError) -> Outcome:
+    """Say that the games could not be played, with the command that goes on: resume the run
+    (or start it again, before its first checkpoint), and where its cluster is gone, the same
+    on this machine."""
+    here = _cluster_gone(run, err)
+    if not run.checkpointed:
+        lines = [f"tune: error: stopped before the first generation completed: {err}",
+                 f"start it again with:\n  {launch.start_again(run.run_dir)}"]
+        if here:
+            lines.append(f"or start it on this machine:\n  "
+                         f"{launch.start_again(run.run_dir, address='local')}")
+        return _said(run, FAILED, err.exit_code, logging.ERROR, *lines)
+    stopped = f"stopped after generation {run.state.generation} (checkpointed)"
+    lines = [f"tune: error: {stopped}: {err}",
+             f"resume with:\n  {launch.resume_command(run.run_dir)}"]
+    if here:
+        lines.append(f"or resume it on this machine:\n  "
+                     f"{launch.resume_command(run.run_dir, address='local')}")
+    return _said(run, FAILED, err.exit_code, logging.ERROR, *lines)
+
+
+def _head_lost(run: TuningRun, launch: Launch, status: LiveStatus) -> Callable[[HeadLost], None]:
+    """What the job says when its cluster's head is lost: said by the head's watch, from its
+    own thread while this one waits in Ray, before it ends the process
+    (``tuner.cluster.head_watch``): the lines of games that could not be played, and the final
+    state in ``status.json``."""
+
+    def report(lost: HeadLost) -> None:
+        _games_failed(run, launch, lost)
+        if status.ended is None:
+            with contextlib.suppress(OSError, BadInput):
+                status.end(*_failed(run, lost))
+
+    return report
 
 
 def _said(run: TuningRun, status: str, code: int, level: int, *lines: str) -> Outcome:
@@ -232,7 +267,7 @@ def _run_log(path: Path) -> Iterator[None]:
     every line from INFO up, whatever the caller's level (``tune --verbose``: debug lines too)."""
     check_target(path)  # not a FIFO (opening it would block) or a link
     handler = _RunLog(path)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    handler.setFormatter(RunLogFormat())  # a date and time a line, once
     level = log.level
     if log.getEffectiveLevel() > logging.INFO:
         log.setLevel(logging.INFO)
@@ -255,21 +290,33 @@ class _RunLog(logging.FileHandler):
 
 @dataclass(frozen=True)
 class Quote:
-    """What a job knows of its price before it plays: the game time it prices at (recorded by
-    the run's own generations when it has played some, else the rough figure for its depth;
-    None for an external engine before it has played), and roughly the CPU time its games
-    have left, at the rough figure (``plays_here``: a run Ray cannot shorten)."""
+    """What a job knows of its price before it plays: the game time it prices at, the one
+    ``--dry-run`` prices at (``tuner.analysis.timing.game_time``: recorded by the run's own
+    generations when it has played some, else by an earlier run in its run directory, else
+    measured now; None for an external engine before it has played: its games are not played
+    before the run's own), and roughly the CPU time its games have left, at the rough figure
+    for its depth (``plays_here``: a run Ray cannot shorten)."""
 
     game_time: GameTime | None
     rough_seconds: float | None
 
     @classmethod
     def of(cls, config: RunConfig, state: RunState) -> Quote:
-        from tuner.analysis import price  # numpy code: loaded already, the run has started
+        # the engine and numpy: loaded already, the run has started
+        from tuner.analysis import price, timing
 
-        rough = price.rough_game_time(config)
-        return cls(price.recorded(state.cluster, state.games, "recorded by this run") or rough,
-                   price.rough_cpu_seconds_left(config, state.games))
+        try:
+            game_time = timing.game_time(config, state.cluster, state.games,
+                                         measure=config.engine is None)
+        except Exception:  # the family's code failing, say: the run's own games report it
+            log.debug("the game time could not be measured", exc_info=True)
+            game_time = price.rough_game_time(config)
+        return cls(game_time, price.rough_cpu_seconds_left(config, state.games))
+
+    @property
+    def idle_rate(self) -> float | None:
+        """One idle core's positions per second, where games were timed now."""
+        return self.game_time.idle_rate if self.game_time is not None else None
 
     def line(self, config: RunConfig, played: int, cpus: int, here: bool = False) -> str:
         """The price of what is left of a run of ``config`` that has played ``played``
@@ -288,39 +335,32 @@ class Quote:
 
 def price_line(run: TuningRun, cpus: int, here: bool = False) -> str:
     """The price of what is left of ``run`` on ``cpus`` CPUs (``here``: in this process), in one
-    line: at the game time its own generations recorded when it has played some (a resumed
-    run), else the rough one for its depth (a run plays no game to price itself)."""
+    line, as the job says it as it starts (``Quote``)."""
     return Quote.of(run.config, run.state).line(run.config, run.state.games, cpus, here)
 
 
 def _idle_rate(run: TuningRun) -> float | None:
     """One idle core's positions per second at the run's settings, measured here before any
-    game starts (``tuner.games.throughput``): None where it could not be measured (the
-    family's code failing, say, which the run's own games then report)."""
+    game starts (``tuner.games.throughput``), where the price timed no games: None where it
+    could not be measured (the family's code failing, say, which the run's own games then
+    report)."""
     from tuner.games.throughput import calibrate  # the engine: once a run is ready (start-up)
 
     if run.config.engine is not None:
         return None  # an external engine counts its positions its own way, or not at all
     start = run.strategy.result.mean if run.strategy is not None else run.space.initial()
     try:
-        with _said_if_slow(COMPILING_AFTER_SECONDS, "compiling the engine for this heuristic: "
-                           "tens of seconds the first time, then loaded from numba's cache"):
-            return calibrate(run.config.player(run.space.weights(start)))
+        return calibrate(run.config.player(run.space.weights(start)))
     except Exception:
         log.debug("the one-core calibration failed", exc_info=True)
         return None
 
 
-@contextlib.contextmanager
-def _said_if_slow(seconds: float, line: str) -> Iterator[None]:
-    """Log ``line`` if the block is still running after ``seconds``."""
-    timer = threading.Timer(seconds, log.info, args=("%s", line))
-    timer.daemon = True
-    timer.start()
-    try:
-        yield
-    finally:
-        timer.cancel()
+def _starting(ray: RaySection) -> str:
+    """What the job waits for while its evaluator starts."""
+    if ray.address is not None:
+        return f"joining the Ray cluster at {ray.address}"
+    return "starting Ray on this machine, and its workers"
 
 
 def _failed(run: TuningRun, error: Exception | str) -> tuple[str, str]:
@@ -329,12 +369,14 @@ def _failed(run: TuningRun, error: Exception | str) -> tuple[str, str]:
     return FAILED, f"stopped after generation {run.state.generation}: {what}"
 
 
-def _cluster_not_joined(run: TuningRun, err: EvaluationError) -> bool:
+def _cluster_gone(run: TuningRun, err: EvaluationError) -> bool:
     """Whether the games stopped because the run's cluster (saved, or given now) could not be
-    joined: a run's results do not depend on where it plays, so it may go on on this machine."""
-    from tuner.cluster.ray_join import ClusterConnectionError  # Ray's helpers: only when one failed
+    joined, or its head was lost: a run's results do not depend on where it plays, so it may go
+    on on this machine."""
+    from tuner.cluster.head_watch import HeadLost  # Ray's helpers: only when one failed
+    from tuner.cluster.ray_join import ClusterConnectionError
 
-    return isinstance(err, ClusterConnectionError) and run.config.ray.address is not None
+    return isinstance(err, ClusterConnectionError | HeadLost) and run.config.ray.address is not None
 
 
 def _checkpointed_generation(run_dir: Path) -> str:

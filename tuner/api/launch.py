@@ -51,22 +51,34 @@ class Launch:
                  if value is not None}
         return config.with_values(given, dict(self.names))
 
-    def resume_command(self, run_dir: Path, address: str | None = None) -> str:
-        """``tune resume RUN_DIR`` with what this job was given that a resume takes: an edited
-        config and ``--family-changed`` (a resume's), ``--workers`` and ``--address``
+    def resume_options(self, address: str | None = None) -> dict:
+        """What a resume takes of this job's options (``tuner.commands.resume``'s keywords): an
+        edited config and ``--family-changed`` (a resume's), ``--workers`` and ``--address``
         (``address`` in place of the one given)."""
-        words: list = ["resume", run_dir]
-        if self.command == RESUME:
-            words += ["--config", self.config] if self.config else []
-            words += ["--family-changed"] if self.family_changed else []
-        return commands.tune(*words, *self._ray_options(address))
+        edited = self.command == RESUME
+        return {"config": self.config if edited else None,
+                "family_changed": edited and self.family_changed,
+                "workers": self.workers, "address": address or self.address}
 
-    def start_again(self, run_dir: Path) -> str:
-        """The command that starts again a run that has no checkpoint yet: the same command."""
+    def kept_options(self) -> dict:
+        """``resume_options`` as the run's ``status.json`` keeps them for ``tune status`` and
+        ``tune stop``, which may run in another folder: an edited config's path absolute."""
+        options = self.resume_options()
+        if options["config"]:
+            options["config"] = os.path.abspath(options["config"])
+        return options
+
+    def resume_command(self, run_dir: Path, address: str | None = None) -> str:
+        """``tune resume RUN_DIR`` with ``resume_options``."""
+        return commands.resume(run_dir, **self.resume_options(address))
+
+    def start_again(self, run_dir: Path, address: str | None = None) -> str:
+        """The command that starts again a run that has no checkpoint yet: the same command
+        (``address`` in place of the one given)."""
         if self.command == RUN:
             overwrite = ["--overwrite"] if self.overwrite else []
-            return commands.tune(RUN, self.config, *overwrite, *self._ray_options())
-        return self.resume_command(run_dir)
+            return commands.tune(RUN, self.config, *overwrite, *self._ray_options(address))
+        return self.resume_command(run_dir, address)
 
     def on_ray(self, run_dir: Path, workers: int) -> str:
         """This command with ``--workers``: the same run, its games played on Ray (a new run

@@ -12,6 +12,7 @@ continue it.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shlex
 from collections.abc import Sequence
@@ -20,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 from engine.echo import echo
 from engine.errors import BadInput
-from tuner import commands
 from tuner.api.job import FINISHED, Outcome, carry_out
 from tuner.api.launch import RESUME, Launch
 from tuner.config import (
@@ -59,16 +59,17 @@ def resume(run_dir: str | os.PathLike, *, config: str | os.PathLike | None = Non
 def resume_run(run_dir: str | os.PathLike, launch: Launch, progress: bool = False,
                observers: Sequence[Observer] = ()) -> Outcome:
     """The run in ``run_dir`` locked, continued with what ``launch`` gives, and carried out."""
-    store = locked(run_dir)
+    store = locked(run_dir, launch.resume_options())
     try:
         return _resume(store, launch, progress, observers)
     finally:
         store.close()
 
 
-def locked(run_dir: str | os.PathLike) -> DirectoryStore:
+def locked(run_dir: str | os.PathLike, resume: dict | None = None) -> DirectoryStore:
     """The run in ``run_dir``, locked against a second job working in it (``CheckpointError``
-    naming the process that holds it, or saying there is no run)."""
+    naming the process that holds it, or saying there is no run). ``resume``: the job's options
+    that a resume takes, for the commands its refusals print."""
     run_dir = ckpt.run_directory(run_dir)
     # after the arguments: only to keep start-up fast
     from tuner.store.run_dir import Lock, staging_path
@@ -79,7 +80,7 @@ def locked(run_dir: str | os.PathLike) -> DirectoryStore:
         if ckpt.is_directory(staging) and not staging.is_symlink():
             Lock(staging, named=run_dir).release()  # refused, naming the process, if one runs
         raise CheckpointError(f"{run_dir}: no such run directory")
-    return DirectoryStore.existing(run_dir)
+    return DirectoryStore.existing(run_dir, resume)
 
 
 def checkpointed(run_dir: Path) -> tuple[dict, RunState, RunConfig]:
@@ -136,7 +137,8 @@ def _resume(store: DirectoryStore, launch: Launch, progress: bool,
             raise ConfigError(
                 f"{launch.config}: cannot resume {run_dir} with a changed {changes}{paths}: only "
                 f"stop conditions and Ray settings may change ({', '.join(RESUMABLE_CHANGES)}); "
-                f"resume it with its own settings: {commands.tune('resume', run_dir)}")
+                f"resume it with its own settings: "
+                f"{dataclasses.replace(launch, config=None).resume_command(run_dir)}")
         config = edited
     config = launch.apply(config)
     checkpoint = _identity(run_dir / ckpt.CHECKPOINT_FILE)
@@ -171,7 +173,7 @@ def _continue(config: RunConfig, store: DirectoryStore, state: RunState, launch:
 
     run_dir = store.directory
     run = TuningRun.resume(config, store, state, progress=progress,
-                           family_changed=launch.family_changed)
+                           family_changed=launch.family_changed, resume=launch.resume_options())
     if state.finished and state.cma_stop:
         criteria = state.cma_stop.removeprefix(CMA_STOP_PREFIX)
         return _finished(run_dir, state, f"the run has finished: pycma's own stop criteria "
@@ -179,7 +181,7 @@ def _continue(config: RunConfig, store: DirectoryStore, state: RunState, launch:
                                          f"{_best_weights(run_dir)}")
     if state.finished and run.stop_reason() is not None:
         copy = shlex.join(["cp", str(run_dir / ckpt.CONFIG_FILE), "edited.yaml"])
-        edited = commands.tune("resume", run_dir, "--config", "edited.yaml")
+        edited = dataclasses.replace(launch, config="edited.yaml").resume_command(run_dir)
         return _finished(run_dir, state, f"the run has finished ({state.stop_reason}); to "
                                          f"continue it: {copy}, raise cmaes.max_generations or "
                                          f"cmaes.max_games in edited.yaml, and run: {edited}")

@@ -1,11 +1,10 @@
 """What ``tune run`` and ``tune resume`` share on the command line: their options as the plain
-values a job takes (``tuner.api.launch.Launch``), and whether progress bars are shown. The job
-itself, and every line it says, is the tuner's (``tuner.api.job``)."""
+values a job takes (``tuner.api.launch.Launch``), and whether progress is shown. The job itself,
+and every line it says, is the tuner's (``tuner.api.job``)."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 
 from tuner.api.launch import Launch
 from tuner.cli.options import CONFIG_OPTIONS
@@ -20,4 +19,6 @@ def launch(args: argparse.Namespace) -> Launch:
 
 
 def show_progress(args: argparse.Namespace) -> bool:
-    return not args.quiet and sys.stderr.isatty()
+    """Progress on stderr unless ``--quiet``: bars on a terminal, lines a minute apart off one
+    (a log file, ``nohup``), so that a long generation is never silence there."""
+    return not args.quiet

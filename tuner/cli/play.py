@@ -140,20 +140,19 @@ def handle(args: argparse.Namespace) -> int:
     board = None if args.board is None else parse_board_text(args.board)
     spec = build_spec(args)
     # the engine, Ray and the bar, once the arguments are known good: only to keep start-up fast
-    from tqdm import tqdm
-
     from engine.stats import summarize
     from tuner.analysis import play
     from tuner.cluster.ray_evaluator import evaluator_for
     from tuner.games.evaluation import Job
+    from tuner.games.progress import GameBar
 
     if board is not None:
         return play.advise(spec, board)
     if args.watch:
         return play.watch(spec, args.seed, args.delay)
     seeds = [args.seed + i for i in range(args.games)]
-    with tqdm(total=len(seeds), unit="game", disable=len(seeds) < PROGRESS_MIN_GAMES or None,
-              file=sys.stderr) as bar:
+    with GameBar("play", len(seeds), file=sys.stderr,
+                 enabled=len(seeds) >= PROGRESS_MIN_GAMES and not args.quiet) as bar:
         started = time.perf_counter()
         with evaluator_for(args.ray, [None if args.engine else spec.family],
                            start_ray=False) as evaluator:

@@ -42,18 +42,16 @@ def handle(args: argparse.Namespace) -> int:
 
 
 def dry_run(config: RunConfig) -> int:
-    """Print the price of a run of ``config`` (``tuner.analysis.price``), at game times recorded
-    by an earlier run of it in its run directory, or measured now; nothing is written and Ray is
-    not started."""
+    """Print the price of a run of ``config`` (``tuner.analysis.price``), at the game time the
+    run itself prices at as it starts (``tuner.analysis.timing``: recorded by an earlier run
+    of it in its run directory, or measured now); nothing is written and Ray is not started."""
     # the price and the engine, to time games: only for --dry-run (start-up)
-    from tuner.analysis import price
+    from tuner.analysis import price, timing
     from tuner.cluster.ray_evaluator import plays_here
 
     here = plays_here(config.ray, rough_seconds=price.rough_cpu_seconds_left(config))
     cpus = 1 if here else price.default_cpus(config.ray.workers)
-    game_time = (price.recorded_game_time(config.run_dir, config)
-                 or price.measured_game_time(config))
-    result = price.price(config, cpus, game_time, here=here)
+    result = price.price(config, cpus, timing.game_time(config), here=here)
     where = (" (in this process: too small to pay for Ray's start; --workers N plays it on Ray)"
              if here else _where(config))
     for line in price.report(result, cpus, config, where):

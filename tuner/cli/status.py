@@ -24,7 +24,8 @@ def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
         "status", parents=[common], help="say whether a run is alive and where it stands",
         description="Say whether the run in RUN_DIR is running, ended (done, stopped, "
                     "interrupted, failed) or dead, with its generation, games, best so far, "
-                    "CPUs, ETA and last event. Works from any machine that sees RUN_DIR; "
+                    "CPUs, ETA, last event, a stop asked for and the command that resumes it. "
+                    "Works from any machine that sees RUN_DIR; "
                     "writes nothing. Exit status: 0 running, 3 ended, 4 dead or not heard "
                     "from, 2 bad input.")
     parser.add_argument("run_dir", metavar="RUN_DIR", help="a run directory, e.g. outputs/quick")

@@ -13,6 +13,7 @@ from tuner import commands
 from tuner.errors import CheckpointError
 from tuner.store import checkpoint as ckpt
 from tuner.store.run_dir import request_stop
+from tuner.store.status_file import read_status
 
 
 def add_parser(subparsers, common: argparse.ArgumentParser) -> None:
@@ -33,5 +34,16 @@ def handle(args: argparse.Namespace) -> int:
     _written, holder = request_stop(run_dir)
     who = f"tune process {holder}" if holder else "the tune process"
     print(f"{run_dir}: asked {who} to stop after its current generation; it checkpoints, exits "
-          f"and prints the command that resumes it ({commands.tune('resume', run_dir)})")
+          f"and prints the command that resumes it ({_resume_command(run_dir)})")
     return 0
+
+
+def _resume_command(run_dir) -> str:
+    """The command that resumes the run, with the options its job was given, as the job will
+    print it (kept in its ``status.json``)."""
+    try:
+        found = read_status(run_dir)
+    except CheckpointError:  # a damaged status file: the stop was asked for all the same
+        found = None
+    options = found[0].resume if found else None
+    return commands.resume(run_dir, **(options or {}))

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import logging
 import os
 import time
@@ -37,6 +38,7 @@ from engine.external.player import EngineCommand, EngineLost, EnginePlayer
 from engine.solver import GameResult, PlayerSpec
 from tuner import installed, interrupts, ray_api
 from tuner.cluster import events
+from tuner.cluster.head_watch import HeadLost, HeadWatch
 from tuner.cluster.ray_session import RaySession
 from tuner.cluster.shipping import empty_working_dir, ship_engine, ship_family
 from tuner.errors import EvaluationError
@@ -65,6 +67,8 @@ POLL_SECONDS = 0.5  # how often the driver collects finished units
 # were asked for: starting Ray and loading the engine in its workers costs about this much
 # (7 to 15 s), so Ray could not finish it sooner on any number of CPUs.
 SMALL_JOB_SECONDS = 15.0
+# The failures of a task (Ray's names) that a lost head gives too: its raylet, or its node, gone
+RAYLET_LOST = ("LocalRayletDiedError", "NodeDiedError")
 # Ray's workers in a command that plays a small job on Ray: every core, and at least two
 # (--workers 1 plays in this process where a command allows it)
 ON_RAY_WORKERS = max(os.cpu_count() or 1, 2)
@@ -74,17 +78,19 @@ def evaluator_for(ray: RaySection, families: Sequence[str | None],
                   start_ray: bool = True,
                   engines: Mapping[EngineCommand, Sequence[str]] | None = None,
                   rough_seconds: float | None = None,
+                  on_head_lost: Callable[[HeadLost], None] | None = None,
                   ) -> Evaluator:
     """The one place evaluators are built, for the tuning job, ``tune compare``, ``tune noise``
     and ``tune play``: Ray as the ``ray`` settings say (an embedded Ray with ``workers`` CPUs, or
     the cluster at ``address``), shipping the code of ``families`` (specs; None for an engine's
     player) and the files of ``engines`` (each engine's paths to ship) to its workers, or this
-    process alone where ``plays_here`` says so."""
+    process alone where ``plays_here`` says so. ``on_head_lost``: what says that a joined
+    cluster's head was lost, before the process ends (``tuner.cluster.head_watch``)."""
     if plays_here(ray, start_ray, rough_seconds):
         return SerialEvaluator(ray.schedule, ray.max_retries)
     return RayEvaluator(ray.address, ray.workers, ray.schedule, ray.max_retries,
                         ray.no_worker_timeout, [f for f in families if f], ray.connect_timeout,
-                        engines or {})
+                        engines or {}, on_head_lost)
 
 
 def plays_here(ray: RaySection, start_ray: bool = True, rough_seconds: float | None = None
@@ -109,7 +115,8 @@ class RayEvaluator(_Backend):
     starts and ends it and says how it is protected). ``families``: the specs of every family
     the jobs will use, so that their code can be shipped when Ray starts (Ray uploads local code
     at ``ray.init`` only). Inside a Ray that someone else started, nothing is shipped and workers
-    import family files by path.
+    import family files by path. On a joined cluster, the head is watched: once it is lost,
+    ``on_head_lost`` says so and the process ends (``tuner.cluster.head_watch``).
 
     Raises:
         ClusterConnectionError: Ray could not be started, or the cluster could not be joined.
@@ -127,6 +134,7 @@ class RayEvaluator(_Backend):
         families: Sequence[str] = (),
         connect_timeout: float = 60.0,
         engines: Mapping[EngineCommand, Sequence[str]] | None = None,
+        on_head_lost: Callable[[HeadLost], None] | None = None,
     ):
         self.policy = SchedulePolicy.of(policy)
         self.times = GameTimes()
@@ -139,8 +147,12 @@ class RayEvaluator(_Backend):
         ray = self.ray = self.session.ray
         self.leftovers: list = []  # refs of speculative units no schedule needs any more
         self._ray_messages = contextlib.ExitStack()
+        self.head_watch = None
         try:
-            self._ray_messages.enter_context(ray_api.ray_messages_to(events.ray_said))
+            if self.session.head:
+                self.head_watch = HeadWatch(self.session.head, address, on_head_lost)
+            self._ray_messages.enter_context(ray_api.ray_messages_to(
+                functools.partial(events.ray_said, logs=self.session.logs)))
             self.nodes = events.NodeWatch(ray.nodes)
             self.workers = self._cpus()
             self.present = throughput.CpuTime(self.workers, time.perf_counter())
@@ -226,6 +238,8 @@ class RayEvaluator(_Backend):
                 raise EvaluationError(engine_lost_text(job, self.max_retries, cause)) from None
             raise EvaluationError(f"candidate {job.candidate}: a unit of work failed: {err}") from None
         except ray.exceptions.RayError as err:
+            if type(err).__name__ in RAYLET_LOST:
+                self._settle()
             raise EvaluationError(
                 f"candidate {job.candidate}: a unit of work failed after {self.max_retries} "
                 f"retries ({type(err).__name__}): {str(err).splitlines()[0] if str(err) else ''}"
@@ -245,17 +259,28 @@ class RayEvaluator(_Backend):
             log.warning("no Ray worker with a CPU is alive; waiting for one to come back")
             return now
         if now - since > self.no_worker_timeout:
+            self._settle()
             raise EvaluationError(
                 f"every Ray worker is gone (no CPU alive for {self.no_worker_timeout:g} s)"
             )
         return since
 
+    def _settle(self) -> None:
+        """A failure that a lost head gives too (tasks lost with their raylet or node, no CPU
+        left) is about to be reported: where it is the head's loss, the head's watch says that
+        instead (and ends the process)."""
+        if self.head_watch is not None:
+            self.head_watch.settle()
+
     def close(self) -> None:
         """End the Ray this evaluator started (see ``RaySession.close``), then let Ray print its
-        messages again. Safe to call twice."""
+        messages again. Safe to call twice. The head is watched until then: leaving a cluster
+        whose head is gone waits on Ray."""
         try:
             self.session.close()
         finally:
+            if self.head_watch is not None:
+                self.head_watch.close()
             self._ray_messages.close()
 
 

@@ -55,6 +55,7 @@ class RaySession:
         self._environ_before: dict[str, str | None] = {}
         self._started = False  # this session called ray.init, so close() shuts Ray down
         self._ray_roots: dict[int, str] = {}  # the processes that ray.init started
+        self._info: dict = {}  # what ray.init said of the Ray it started or joined
         self.owns_ray = not ray_running()
         self.address = address
         if self.owns_ray:
@@ -87,6 +88,20 @@ class RaySession:
         if self.address:
             return f"joined the Ray cluster at {self.address} ({held})"
         return f"started Ray on this machine ({held})"
+
+    @property
+    def head(self) -> str | None:
+        """HOST:PORT of the GCS of the cluster this session joined (on its head), which Ray
+        needs throughout; None for a Ray this session started, or did not start."""
+        return self._info.get("gcs_address") if self.owns_ray and self.address else None
+
+    @property
+    def logs(self) -> str | None:
+        """Ray's logs folder of this session, as ray.init names it: in Ray's folder on this
+        machine, or on a cluster, the head's (its ``ray start --temp-dir``; each node keeps its
+        own logs in the folder of the same session name); None where not known."""
+        session = self._info.get("session_dir")
+        return os.path.join(session, "logs") if session else None
 
     def _start(self, workers: int | None, runtime_env: dict | None) -> None:
         """Start an embedded Ray on this machine, with token authentication (RAY_AUTH_MODE,
@@ -126,7 +141,8 @@ class RaySession:
                 _ray_failure_handler_kept_back(), interrupts.held() as caught:
             self._started = True
             try:
-                ray.init(**options)
+                context = ray.init(**options)
+                self._info = dict(getattr(context, "address_info", None) or {})
             except Exception as err:  # noqa: BLE001 - whatever Ray raises, one line says it
                 error = ClusterConnectionError(f"could not {what}: {ray_join.first_line(err)}")
             except BaseException:

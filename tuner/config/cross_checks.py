@@ -55,14 +55,14 @@ def check_population(check: Checker, params: tuple[ParamSpec, ...], sections: di
 
 
 def _check_validation_at_once(check: Checker, validation: ValidationSection) -> None:
-    reference = validation.reference is not None
-    held = (validation.top_k + 1 + reference) * validation.games
+    held = (validation.top_k + 1 + validation.marks) * validation.games
+    marks = (" + the start" if validation.validates_start else "") + (
+        " + the reference" if validation.reference not in (None, START) else "")
     if held > MAX_GAMES_AT_ONCE:
         check.problem("validation", f"the final validation would hold {held:,} game results at "
-                                    f"once ((top_k {validation.top_k} + the mean"
-                                    f"{' + the reference' if reference else ''}) times games "
-                                    f"{validation.games:,}); at most {MAX_GAMES_AT_ONCE:,}: "
-                                    "lower games or top_k")
+                                    f"once ((top_k {validation.top_k} + the mean{marks}) times "
+                                    f"games {validation.games:,}); at most "
+                                    f"{MAX_GAMES_AT_ONCE:,}: lower games or top_k")
 
 
 def check_search(check: Checker, search: SearchSection, engine: EngineSection | None,

@@ -210,7 +210,17 @@ class RaySection(Section):
         return SchedulePolicy(self.games_per_task, self.dispatch)
 
 
-START = "start"  # validation.reference: the config's initial point
+START = "start"  # validation.start, validation.reference: the config's initial point
+
+
+def _read_start(check: Checker, mapping: dict, name: str, path: str) -> bool:
+    """``validation.start``: whether the initial point is validated beside the candidates, on
+    the same seeds, so that a report can say whether the winner beat it (true by default)."""
+    value = mapping.get(name, True)
+    if not isinstance(value, bool):
+        check.problem(f"{path}.{name}", f"expected true or false, got {describe(value)}")
+        return True
+    return value
 
 
 def _read_reference(check: Checker, mapping: dict, name: str, path: str) -> str | None:
@@ -231,11 +241,24 @@ class ValidationSection(Section):
     games: int = key(integer(default=500, low=1, high=MAX_GAMES))
     top_k: int = key(integer(default=3, low=1, high=MAX_TOP_K))
     every: int = key(integer(default=0, low=0, high=MAX_GENERATIONS), omit=0)
+    start: bool = key(_read_start, omit=True)
     reference: str | None = key(_read_reference, omit=None)
 
     @property
     def reference_label(self) -> str | None:
         return reference_label(self.reference)
+
+    @property
+    def validates_start(self) -> bool:
+        """Whether the initial point plays the validation games: ``start``, or ``reference:
+        start``."""
+        return self.start or self.reference == START
+
+    @property
+    def marks(self) -> int:
+        """The players validated beside the candidates, which never win: the start, and a
+        baseline named as the ``reference``."""
+        return int(self.validates_start) + (self.reference not in (None, START))
 
 
 def reference_label(reference: str | None) -> str | None:

@@ -15,25 +15,55 @@ The calibration plays one game of the run's start weights at its search settings
 seed, cut short after about ``CALIBRATION_SECONDS`` (an estimate from its first moves says
 where): at depths up to 2 its whole game fits; at deeper ones its opening moves stand for the
 whole game, and an opening's positions are evaluated faster (up to twice as fast, measured at
-depth 2), so the idle cores may read low there, by up to half.
+depth 2), so the idle cores may read low there, by up to half. A new run that times games to
+price itself (``tuner.analysis.timing``) plays no calibration: those games give the same figure,
+over whole games.
+
+A figure timed on this machine is as fast as the machine was while it was timed: ``LoadWatch``
+measures the other work the machine did meanwhile (``/proc/stat``'s CPU ticks, else the load
+average), so that a price timed on a busy machine can say so.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import math
+import os
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple, Self
+
+from engine.stats import counted
+from tuner.games.progress import said_if_slow
 
 if TYPE_CHECKING:  # the engine (numba) loads where a calibration plays, not with the report
-    from engine.solver import PlayerSpec
+    from engine.external.player import EnginePlayer, EngineSolver
+    from engine.solver import PlayerSpec, Solver
 
 CALIBRATION_SECONDS = 0.5
 CALIBRATION_SEED = 2048
 PROBE_MOVES = 16  # the first moves, whose time sizes the game played
+# Loading the engine's compiled code takes about a second; longer, numba is compiling it (tens of
+# seconds, the first time after an install or an engine change): said, not silence.
+COMPILING_AFTER_SECONDS = 3.0
+COMPILING = ("compiling the engine for this heuristic: tens of seconds the first time, then "
+             "loaded from numba's cache")
+# Other work on at least this share of the machine's cores while a figure was timed: the machine
+# was busy, and the figure may be slower than the same games on it idle.
+BUSY_SHARE = 0.25
+MIN_TICKS = 50  # /proc/stat's CPU ticks (1/100 s a core) a reading needs; fewer: the load average
+LOAD_AVERAGE_SECONDS = 60.0  # the time constant of the 1-minute load average
+
+
+def solver_for(player: PlayerSpec | EnginePlayer) -> Solver | EngineSolver:
+    """``player``'s solver, built (numba compiling it, the first time) with a long wait said."""
+    with said_if_slow(COMPILING, COMPILING_AFTER_SECONDS):
+        return player.solver()
 
 
 def calibrate(spec: PlayerSpec, seconds: float = CALIBRATION_SECONDS) -> float | None:
     """``spec``'s positions per second on this process's core; None when the game evaluated
     nothing measurable (it ended at once)."""
-    solver = spec.solver()
+    solver = solver_for(spec)
     probe = solver.play(CALIBRATION_SEED, max_moves=PROBE_MOVES)
     per_move = probe.seconds / max(probe.moves, 1)
     limit = max(PROBE_MOVES, int(seconds / per_move)) if per_move > 0 else PROBE_MOVES
@@ -83,3 +113,95 @@ class CpuTime:
             if high > low:
                 total += cpus * (high - low)
         return total
+
+
+class LoadSample(NamedTuple):
+    """What ``other_work`` compares: the machine's busy and total CPU ticks since it started
+    (``/proc/stat``; None where it cannot be read), the CPU-seconds of this process and of its
+    children that have ended (an external engine's, once closed), the wall clock, and the
+    1-minute load average (None where the system keeps none)."""
+
+    ticks: tuple[int, int] | None
+    own: float
+    wall: float
+    load: float | None
+
+
+def sample_load() -> LoadSample:
+    children = os.times()
+    own = time.process_time() + children.children_user + children.children_system
+    return LoadSample(_stat_ticks(), own, time.perf_counter(), _load_average())
+
+
+def _stat_ticks() -> tuple[int, int] | None:
+    """All CPUs' busy and total ticks, from ``/proc/stat``'s first line (Linux): idle and
+    waiting for a disk count as idle, the time a hypervisor gave to other machines as busy."""
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            name, *values = stat.readline().split()
+        ticks = [int(v) for v in values[:8]]  # user nice system idle iowait irq softirq steal
+    except (OSError, ValueError):
+        return None
+    if name != "cpu" or len(ticks) < 5:
+        return None
+    total = sum(ticks)
+    return total - ticks[3] - ticks[4], total
+
+
+def _load_average() -> float | None:
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):  # Windows, or a system that keeps none
+        return None
+
+
+@dataclass(frozen=True)
+class OtherWork:
+    """The work of other processes on this machine while something was timed: ``cores`` of its
+    ``of`` cores' worth, measured ``how`` (``/proc/stat`` or the load average)."""
+
+    cores: float
+    of: int
+    how: str
+
+    @property
+    def busy(self) -> bool:
+        return self.cores >= BUSY_SHARE * self.of
+
+    def describe(self) -> str:
+        return f"other work kept {self.cores:.1f} of {counted(self.of, 'core')} busy, by {self.how}"
+
+
+def other_work(before: LoadSample, after: LoadSample, cores: int | None = None
+               ) -> OtherWork | None:
+    """The other work between two samples taken around a timing, on a machine of ``cores``
+    cores (None: ``os.cpu_count()``): its busy ticks less this process's own CPU time, where
+    ``/proc/stat`` counted enough ticks between them; else the load average less what the
+    timing itself could have added to it; None where neither is known."""
+    cores = cores or os.cpu_count() or 1
+    wall = after.wall - before.wall
+    if before.ticks is not None and after.ticks is not None and wall > 0:
+        busy, total = (a - b for a, b in zip(after.ticks, before.ticks))
+        if total >= MIN_TICKS:
+            own = (after.own - before.own) / wall
+            return OtherWork(max(0.0, cores * busy / total - own), cores, "/proc/stat")
+    if after.load is not None:  # one process timing adds up to 1 to the load, over a minute
+        own = 1 - math.exp(-max(wall, 0.0) / LOAD_AVERAGE_SECONDS)
+        return OtherWork(max(0.0, after.load - own), cores, "load average")
+    return None
+
+
+class LoadWatch:
+    """The other work on this machine while a ``with`` block ran: ``other``, once it has
+    ended (None where it could not be measured)."""
+
+    def __init__(self):
+        self.other: OtherWork | None = None
+        self._before: LoadSample | None = None
+
+    def __enter__(self) -> Self:
+        self._before = sample_load()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.other = other_work(self._before, sample_load())

@@ -36,11 +36,14 @@ HEARTBEAT_SECONDS = 30.0
 class LiveStatus(Observer):
     """``status.json`` for the job working on ``state`` in ``store``. ``idle_rate``: one idle
     core's positions per second at the run's settings (``tuner.games.throughput.calibrate``);
-    ``clock``: wall-clock seconds since the epoch (a test's own)."""
+    ``clock``: wall-clock seconds since the epoch (a test's own); ``resume``: the job's options
+    that a resume takes, kept for ``tune status`` and ``tune stop``."""
 
     def __init__(self, config: RunConfig, store: RunStore, state: RunState,
-                 idle_rate: float | None = None, clock: Callable[[], float] = time.time):
+                 idle_rate: float | None = None, clock: Callable[[], float] = time.time,
+                 resume: dict | None = None):
         self.config = config
+        self.resume = resume
         self.store = store
         self.state = state
         self.idle_rate = idle_rate
@@ -107,5 +110,5 @@ class LiveStatus(Observer):
             generation_seconds=s.seconds / s.generation if s.generation else None,
             eta_seconds=self.figures.get("eta_seconds"),
             event=" ".join(event.split()),  # one line
-            started=self.started, updated=self.clock())))
+            started=self.started, updated=self.clock(), resume=self.resume)))
         self.last_write = time.monotonic()

@@ -12,13 +12,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import IO
 
 from engine.depth import to_yaml
 from engine.stats import Z95, clock, counted, interval, plus_minus, readable
 from engine.weights_file import WeightsFile
-from tuner.config import RunConfig
+from tuner.config import START, RunConfig
+from tuner.games.fitness import Gain
 from tuner.games.progress import GameBar
 from tuner.loop.record import GenerationRecord, ValidationRow
 from tuner.space import SearchSpace
@@ -95,15 +96,21 @@ class Observers(Observer):
 
 
 class ProgressBars(Observer):
-    """A bar per phase of games, on ``file`` (None: stderr); none when not ``enabled``."""
+    """A bar per phase of games on ``file`` (None: stderr) where it is a terminal, and plain
+    lines of the count at most a minute apart where it is not (``tuner.games.progress``); none
+    when not ``enabled``. ``clock``: a test's own, for the lines (``GameBar``)."""
 
-    def __init__(self, enabled: bool = True, file: IO[str] | None = None):
+    def __init__(self, enabled: bool = True, file: IO[str] | None = None,
+                 clock: Callable[[], float] | None = None):
         self.enabled = enabled
         self.file = file
+        self.clock = clock
         self.bar: GameBar | None = None
 
     def games_started(self, label: str, total: int, up_to: bool) -> None:
-        self.bar = GameBar(label, total, up_to=up_to, enabled=self.enabled, file=self.file)
+        self.games_ended()  # one left open: its lines would go on beside the new phase's
+        self.bar = GameBar(label, total, up_to=up_to, enabled=self.enabled, file=self.file,
+                           clock=self.clock)
 
     def games_played(self, count: int) -> None:
         if self.bar is not None:
@@ -230,6 +237,10 @@ class GenerationLog(Observer):
                      c.evaluation.fitness.replace("_", " "), readable(r.fitness.value),
                      plus_minus(Z95 * r.fitness.stderr, r.fitness.games), score,
                      "  <- winner" if r is winner else "")
+        if winner.vs_start is not None:
+            gain = winner.vs_start
+            log.info("validation  %s", Gain(START, gain.value, gain.stderr, gain.games,
+                                            paired=True).words())
         for line in self.space.edge_warnings(winner.weights):
             log.warning("warning: %s", line)
 
@@ -266,7 +277,8 @@ def generation_label(config: RunConfig, generation: int) -> str:
 
 
 def validation_csv(rows: list[ValidationRow]) -> str:
-    """``validation.csv``: a row per validated candidate, its reach and weights beside it."""
+    """``validation.csv``: a row per validated candidate, its fitness less the start's (paired,
+    with its standard error) where the start was validated, its reach and weights beside it."""
     table = [
         {
             "candidate": r.label,
@@ -275,6 +287,8 @@ def validation_csv(rows: list[ValidationRow]) -> str:
             "fitness_stderr": r.fitness.stderr,
             "mean_score": r.mean_score,
             "ci95": r.ci95,
+            **({"vs_start": r.vs_start.value, "vs_start_stderr": r.vs_start.stderr}
+               if r.vs_start is not None else {}),
             **{f"reach_{t}": share for t, share in r.reach.items()},
             **{f"w_{k}": v for k, v in r.weights.items()},
         }

@@ -46,7 +46,8 @@ class GenerationRecord:
 
 @dataclass(frozen=True)
 class ValidationRow:
-    """One candidate's result on the validation seeds."""
+    """One candidate's result on the validation seeds; ``vs_start``: its fitness less the
+    start's, paired on those seeds (None where the start was not validated)."""
 
     label: str
     generation: int
@@ -55,3 +56,4 @@ class ValidationRow:
     mean_score: float
     ci95: float
     reach: dict[int, float]
+    vs_start: Fitness | None = None

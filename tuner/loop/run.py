@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -121,21 +121,24 @@ class TuningRun:
 
     @classmethod
     def resume(cls, config: RunConfig, run_dir: Path | RunStore, state: RunState,
-               progress: bool = True, family_changed: bool = False) -> TuningRun:
+               progress: bool = True, family_changed: bool = False,
+               resume: Mapping | None = None) -> TuningRun:
         """The run in ``run_dir`` from its checkpoint ``state``. A family file or module, or an
         engine's program, edited since the run started is refused (the run would mix two
         heuristics) unless ``family_changed``; then the run goes on with the new code and records
-        it."""
+        it. ``resume``: the job's options that a resume takes, for the command the refusal
+        prints (``tuner.commands.resume``)."""
         store = _store(run_dir)
         digest = player_digest(config)
         if state.family_digest is not None and digest != state.family_digest:
             what = config.player_name
             if not family_changed:
+                anyway = {**(resume or {}), "family_changed": True}
                 raise CheckpointError(
                     f"{store.location}: the code of {what} changed since the run started, so its "
                     "games would mix two heuristics: put the old code back, or resume with the "
                     "new code anyway: "
-                    f"{commands.tune('resume', store.location, '--family-changed')}")
+                    f"{commands.resume(store.location, **anyway)}")
             log.warning("warning: %s changed since the run started; resuming with the new code "
                         "(--family-changed)", what)
             state.family_digest = digest

@@ -77,10 +77,12 @@ COUNT, SPREAD, SIZE, VALUE = "count", "spread", "size", "value"
 COLUMN_KINDS = {
     **dict.fromkeys(("generation", "evaluations", "games", "cpus", "popsize", "restart",
                      "games_min", "games_max", "games_saved", "positions"), COUNT),
-    **dict.fromkeys(("best_stderr", "fitness_stderr", "ci95", "validated_stderr"), SPREAD),
+    **dict.fromkeys(("best_stderr", "fitness_stderr", "ci95", "validated_stderr",
+                     "vs_start_stderr"), SPREAD),
     **dict.fromkeys(("sigma", "seconds", "game_seconds", "share", "cpu_seconds", "games_mean"),
                     SIZE),
-    **dict.fromkeys(("best", "median", "worst", "fitness", "mean_score", "validated"), VALUE),
+    **dict.fromkeys(("best", "median", "worst", "fitness", "mean_score", "validated",
+                     "vs_start"), VALUE),
 }
 EXPECTED = {COUNT: f"a whole number from 0 to {MAX_COUNT}",
             SPREAD: "a number from 0 to 1e300, inf or nan", SIZE: "a number from 0 to 1e300",

@@ -21,6 +21,7 @@ import fcntl
 import os
 import shlex
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
 from engine.atomic import atomic_write, check_untracked, is_temp_file, unused_path
@@ -67,12 +68,14 @@ def holds(path: Path) -> Holds:
     return Holds.STARTED if names <= STARTED_FILES else Holds.RESULTS
 
 
-def resume_a_copy(run_dir: Path) -> str:
+def resume_a_copy(run_dir: Path, resume: Mapping | None = None) -> str:
     """How to go on with a run whose files git tracks (a campaign committed between sessions),
-    which tune never rewrites: resume a copy in outputs/, which git ignores."""
+    which tune never rewrites: resume a copy in outputs/, which git ignores (``resume``: the
+    job's options that a resume takes, ``tuner.commands.resume``'s keywords)."""
     copy = str(unused_path(Path("outputs") / run_dir.resolve().name))
     return (f"to go on with the run, resume a copy of it: mkdir -p outputs && "
-            f"{shlex.join(['cp', '-r', str(run_dir), copy])} && {commands.tune('resume', copy)}")
+            f"{shlex.join(['cp', '-r', str(run_dir), copy])} && "
+            f"{commands.resume(copy, **(resume or {}))}")
 
 
 def staging_path(run_dir: Path) -> Path:
@@ -202,10 +205,12 @@ class NewRun:
     run directory it will take the place of (locked too if it exists).
 
     ``replace`` is what the caller allows at ``run_dir``: a run (``--overwrite``), or a run
-    stopped before its first checkpoint, which has nothing to lose.
+    stopped before its first checkpoint, which has nothing to lose. ``resume``: the job's options
+    that a resume takes, for the command a refusal prints (``tuner.commands.resume``).
     """
 
-    def __init__(self, run_dir: Path, overwrite: bool, same_config: bool):
+    def __init__(self, run_dir: Path, overwrite: bool, same_config: bool,
+                 resume: Mapping | None = None):
         self.run_dir = run_dir
         self.staging = staging_path(run_dir)
         self._locks: list[Lock] = []
@@ -225,11 +230,13 @@ class NewRun:
             # a campaign committed between sessions: neither replaced nor resumed in place
             instead = START_ELSEWHERE
             if found is Holds.RUN:
-                instead = f"{resume_a_copy(run_dir)}; or to start afresh, {START_ELSEWHERE}"
+                instead = (f"{resume_a_copy(run_dir, resume)}; or to start afresh, "
+                           f"{START_ELSEWHERE}")
             check_untracked(run_dir, instead)
             check_untracked(self.staging)  # emptied below
             if found is Holds.RUN and not overwrite:
-                hint = (f"resume it with: {commands.tune('resume', run_dir)}" if same_config else
+                hint = (f"resume it with: {commands.resume(run_dir, **(resume or {}))}"
+                        if same_config else
                         "pick another run.name or run.output_dir, or pass --overwrite to "
                         "replace it once the new run has written its first checkpoint")
                 raise CheckpointError(f"{run_dir}: already holds a run; {hint}")

@@ -35,7 +35,10 @@ class RunStatus:
     """One ``status.json``. ``process_start``: the process's start time in clock ticks since
     boot (``/proc/PID/stat``), None where the system does not say. ``share``: the last
     generation's share of the CPUs' time on training games; ``idle_cores``: the work its games
-    did in idle cores' worth (``tuner.games.throughput``), None without a calibration."""
+    did in idle cores' worth (``tuner.games.throughput``), None without a calibration.
+    ``resume``: the options the job was given that a resume takes (``tuner.commands.resume``'s
+    keywords), so that ``tune status`` and ``tune stop`` print the job's own resume command;
+    None in a file written before 0.4."""
 
     run: str
     state: str
@@ -58,6 +61,7 @@ class RunStatus:
     event: str
     started: float
     updated: float
+    resume: dict | None = None
 
 
 def status_text(status: RunStatus) -> str:
@@ -115,10 +119,35 @@ def parse_status(text: str, path: Path) -> RunStatus:
     if not 0 < values["pid"] <= MAX_PID:  # os.kill(0 or less) would name process groups
         raise CheckpointError(f"{path}: damaged: pid: expected a process id, got "
                               f"{shorten(str(values['pid']))}")
+    if values["resume"] is not None:
+        _check_resume(values["resume"], path)
     if values["state"] not in STATES:
         raise CheckpointError(f"{path}: damaged: state: expected one of {', '.join(STATES)}, "
                               f"got {shorten(repr(values['state']))}")
     return RunStatus(**values)
+
+
+# The resume options a status file keeps (``tuner.commands.resume``'s keywords): what each holds.
+RESUME_OPTIONS = {"config": "a path or null", "family_changed": "true or false",
+                  "workers": "a count or null", "address": "an address or null"}
+
+
+def _check_resume(options: dict, path: Path) -> None:
+    """``CheckpointError`` unless ``options`` are resume options that hold what they take."""
+    for name, value in options.items():
+        if name not in RESUME_OPTIONS:
+            raise CheckpointError(f"{path}: damaged: resume: unknown option "
+                                  f"{shorten(repr(name))}")
+        if name == "family_changed":
+            fine = isinstance(value, bool)
+        elif name == "workers":
+            fine = value is None or (isinstance(value, int)
+                                     and ckpt.number_problem(ckpt.COUNT, value) is None)
+        else:
+            fine = value is None or isinstance(value, str)
+        if not fine:
+            raise CheckpointError(f"{path}: damaged: resume: {name}: expected "
+                                  f"{RESUME_OPTIONS[name]}, got {shorten(repr(value))}")
 
 
 def read_status(run_dir: Path) -> tuple[RunStatus, Path] | None:

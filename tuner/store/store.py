@@ -12,7 +12,7 @@ drive runs without a disk.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -70,21 +70,26 @@ class DirectoryStore:
         self._checkpointed = place is None and (directory / ckpt.CHECKPOINT_FILE).exists()
         self._new_run: NewRun | None = None
         self._lock: Lock | None = None
+        self.resume: Mapping | None = None  # the job's resume options, for the hints it prints
 
     @classmethod
-    def new(cls, run_dir: Path, overwrite: bool, same_config: bool) -> DirectoryStore:
+    def new(cls, run_dir: Path, overwrite: bool, same_config: bool,
+            resume: Mapping | None = None) -> DirectoryStore:
         """A fresh run for ``run_dir``, staged beside it and locked (``run_dir.NewRun``:
         ``CheckpointError`` where ``run_dir`` holds what may not be replaced). The staging
-        directory starts empty, so a stop request found there later is this job's."""
-        new_run = NewRun(run_dir, overwrite, same_config)
+        directory starts empty, so a stop request found there later is this job's.
+        ``resume``: the job's options that a resume takes (``tuner.commands.resume``), for the
+        commands a refusal prints."""
+        new_run = NewRun(run_dir, overwrite, same_config, resume)
         store = cls(new_run.staging, new_run.take_place)
         store._new_run = new_run
         return store
 
     @classmethod
-    def existing(cls, run_dir: Path) -> DirectoryStore:
+    def existing(cls, run_dir: Path, resume: Mapping | None = None) -> DirectoryStore:
         """The run in ``run_dir``, locked against a second ``tune`` working in it; a stop
-        request left by an earlier job is removed, and one made from now on is this job's."""
+        request left by an earlier job is removed, and one made from now on is this job's.
+        ``resume``: as ``new``'s."""
         lock = Lock(run_dir)
         try:
             clear_stop_request(run_dir)
@@ -93,6 +98,7 @@ class DirectoryStore:
             raise
         store = cls(run_dir)
         store._lock = lock
+        store.resume = resume
         return store
 
     @property
@@ -123,7 +129,7 @@ class DirectoryStore:
         ckpt.check_writable(self.directory)
         # a run committed between sessions is never rewritten in place (nor its run.log, which
         # is appended to)
-        check_untracked(self.directory, resume_a_copy(self.directory))
+        check_untracked(self.directory, resume_a_copy(self.directory, self.resume))
         return remove_stale_temp_files(self.directory)
 
     def write_config(self, resolved: dict[str, Any]) -> None:

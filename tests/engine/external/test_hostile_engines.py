@@ -247,8 +247,10 @@ def one_line(text: str) -> str:
 
 def given_up(done) -> str:
     """The last line of a command that played its unit again after each failure (``RETRIES``
-    times): the one that gives up, every line before it saying it plays the unit again."""
-    *again, last = done.stderr.splitlines()
+    times): the one that gives up, every line before it saying it plays the unit again (beside
+    the progress lines of games played off a terminal, ``compare: 0 of 60 games ...``)."""
+    *again, last = [line for line in done.stderr.splitlines()
+                    if not line.startswith(("compare: ", "play: "))]
     assert len(again) == RETRIES and all(line.endswith("; playing its unit again")
                                          for line in again), done.stderr
     assert last.startswith(f"tune: error: candidate 0: the engine failed a unit and its "

@@ -498,3 +498,25 @@ def test_a_save_path_that_cannot_be_written_is_refused_before_ray_starts(tmp_pat
     assert main(["compare", PAIR[0], PAIR[0], "--save", str(tmp_path)]) == 2
     [line] = capsys.readouterr().err.splitlines()
     assert line.startswith(f"tune: error: {tmp_path}")
+
+
+def test_a_sequential_report_says_the_verdict_why_and_what_a_fixed_test_needs():
+    from tuner.analysis.compare import sequential_lines, sequential_report
+    from tuner.analysis.sequential import Margin, SequentialTest
+
+    test = SequentialTest(Margin(5.0, percent=True), Margin(0.0, percent=True))
+    same = [(score, score) for score in range(10_000, 10_000 + 40 * 997, 997)]
+    verdict = test.run(same, most=40)  # no difference at all: no gain, at the least pairs
+    report = sequential_report(test, verdict, ["tuned", "reference"], 40, 12, 3)
+    assert (report["verdict"], report["pairs"], report["most_pairs"]) == ("no gain", 30, 40)
+    assert report["beyond"] == {"finished": 12, "in_flight": 3}
+    assert report["llr"] <= report["lower"] and report["fixed_pairs"] == 1
+    lines = sequential_lines(report)
+    assert lines[0] == ("sequential test (GSPRT, alpha 0.05, beta 0.05) of tuned over "
+                        "reference: no gain 0% (+0 points), gain 5% (+1,223 points)")  # of the 30 pairs
+    assert lines[1].startswith("H0 accepted: tuned gains at most 0% (+0 points) over reference "
+                               "(LLR -") and lines[1].endswith(" after 30 pairs <= -3)")
+    assert lines[2] == ("pairs spent: 30 of at most 40; a fixed test of the same error rates: "
+                        "1 pair (at the differences' sd, 0)")
+    assert lines[3] == ("not counted, beyond the decided pairs: 12 games finished, 3 in flight "
+                        "when it decided")

@@ -84,6 +84,39 @@ def test_an_ended_run_says_how_it_ended_and_what_to_do(tmp_path, state, last):
     assert "ETA" not in "\n".join(lines)
 
 
+ON_A_CLUSTER = {"config": "/home/me/edited.yaml", "family_changed": False, "workers": 2,
+               "address": "10.0.0.1:6379"}
+
+
+@pytest.mark.parametrize("state, local", [("stopped", False), ("failed", True),
+                                          ("running", True)], ids=["stopped", "failed", "dead"])
+def test_the_resume_command_carries_the_jobs_options(tmp_path, state, local):
+    """As the job said it (``status.json`` keeps its options); a run on a cluster that failed
+    or died is offered this machine too."""
+    ended = dataclasses.replace(STATUS, state=state, resume=ON_A_CLUSTER)
+    _, lines = status_lines(ended, tmp_path / ckpt.STATUS_FILE, tmp_path, NOW, on("node-1", {}))
+    resume = (f"tune resume {tmp_path} --config /home/me/edited.yaml --workers 2 --address "
+              "10.0.0.1:6379")
+    here = f"tune resume {tmp_path} --config /home/me/edited.yaml --workers 2 --address local"
+    expected = [f"  resume with: {resume}"] + ([f"  or on this machine: {here}"] if local else [])
+    assert lines[-len(expected):] == expected and lines[-len(expected) - 1].startswith("  last")
+
+
+def test_a_pending_stop_is_shown_while_the_run_works(tmp_path):
+    status_path = tmp_path / ckpt.STATUS_FILE
+    alive = on("node-1", {4242: 777})
+    assert not any("stop requested" in line
+                   for line in status_lines(STATUS, status_path, tmp_path, NOW, alive)[1])
+    (tmp_path / ckpt.STOP_FILE).write_text("stop requested by process 1\n")
+    os.utime(tmp_path / ckpt.STOP_FILE, (NOW - 5, NOW - 5))
+    verdict, lines = status_lines(STATUS, status_path, tmp_path, NOW, alive)
+    assert verdict is Verdict.RUNNING
+    assert lines[-1] == ("  stop requested 5 s ago (tune stop): it stops once its current "
+                         "generation is checkpointed")
+    _, dead = status_lines(STATUS, status_path, tmp_path, NOW, on("node-1", {}))
+    assert not any("stop requested" in line for line in dead)  # no job left to stop
+
+
 def test_the_status_lines_give_the_figures_and_the_eta_from_now():
     _, lines = status_lines(STATUS, Path(ckpt.STATUS_FILE), Path("."), NOW,
                             on("node-1", {4242: 777}))
@@ -134,7 +167,12 @@ def damaged(text):
     (lambda run_dir: write_status(run_dir, state="sleeping"),
      "{}/status.json: damaged: state: expected one of running, stopped"),
     (lambda run_dir: write_status(run_dir, pid=0), "{}/status.json: damaged: pid"),
-], ids=["missing", "not-a-run", "a-file", "no-status", "torn", "keys", "state", "pid"])
+    (lambda run_dir: write_status(run_dir, resume={"workers": "2"}),
+     "{}/status.json: damaged: resume: workers: expected a count or null, got '2'"),
+    (lambda run_dir: write_status(run_dir, resume={"nodes": 2}),
+     "{}/status.json: damaged: resume: unknown option 'nodes'"),
+], ids=["missing", "not-a-run", "a-file", "no-status", "torn", "keys", "state", "pid",
+        "resume-option", "resume-unknown"])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, make, expected):
     run_dir = tmp_path / "r"
     make(run_dir)

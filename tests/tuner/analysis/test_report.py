@@ -4,6 +4,7 @@ atomically, leaving no temporary file) and reading a run directory."""
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -99,13 +100,22 @@ def test_the_fitness_panel_shows_the_spread_and_the_best_guesses_validated_by_ge
 START_ROW = {"candidate": "start", "generation": 0.0, "fitness": 1000.0, "fitness_stderr": 10.0}
 
 
+def paired(row: dict, vs_start: float, stderr: float) -> dict:
+    """A row as a run of 0.4 writes it: its fitness less the start's, paired, beside it."""
+    return {**row, "vs_start": vs_start, "vs_start_stderr": stderr}
+
+
 @pytest.mark.parametrize(("start", "title"), [
-    (1000.0, "fitness by generation: the winner is 180 above start"),
-    (1200.0, "fitness by generation: the winner is 20 below start"),
+    (1000.0, "fitness by generation: the winner beat the start (+180 +/- 35.33, unpaired)"),
+    (1200.0, ("fitness by generation: the start beat the winner (-20 +/- 17.64, paired on the "
+              "same 8 games)")),
 ])
-def test_the_reference_is_a_line_to_judge_the_gain_against_and_never_the_winner(start, title):
-    config = {**CONFIG, "validation": {"reference": "start"}}
-    figure = convergence_figure(HISTORY, [*VALIDATION, {**START_ROW, "fitness": start}], config)
+def test_the_start_is_a_line_to_judge_the_gain_against_and_never_the_winner(start, title):
+    """A run of 0.3 named the start as its reference and kept no paired difference: judged from
+    the rows' own errors; a run of 0.4 from the pairs of games."""
+    config = {**CONFIG, "validation": {"games": 8, "reference": "start"}}
+    winner = VALIDATION[0] if start == 1000.0 else paired(VALIDATION[0], -20.0, 9.0)
+    figure = convergence_figure(HISTORY, [winner, {**START_ROW, "fitness": start}], config)
     fitness = figure.axes[0]
     reference = lines_by_label(fitness)["start, validated (the reference)"]
     assert list(reference.get_ydata()) == [start, start]  # across the whole panel
@@ -114,15 +124,39 @@ def test_the_reference_is_a_line_to_judge_the_gain_against_and_never_the_winner(
     assert band.get_y() == pytest.approx(start - Z95 * 10.0)
     assert band.get_height() == pytest.approx(2 * Z95 * 10.0)
     winners = [t.get_text() for t in figure.legends[0].get_texts() if "winner" in t.get_text()]
-    assert winners == ["validated winner (gen3-best), 95% CI"]  # even below the reference
+    assert winners == ["validated winner (gen3-best), 95% CI"]  # even below the start
     assert fitness.get_title() == title
 
 
-def test_a_baseline_reference_is_found_by_its_row():
-    config = {**CONFIG, "validation": {"reference": "classic-reference"}}
-    row = {**START_ROW, "candidate": "baseline classic-reference"}
-    lines = lines_by_label(convergence_figure(HISTORY, [*VALIDATION, row], config).axes[0])
-    assert "baseline classic-reference, validated (the reference)" in lines
+def test_every_run_of_0_4_draws_its_start_and_says_within_noise_where_the_gain_is():
+    """The issue's run: 76,989 +/- 10,856 against a start of 67,332 +/- 8,198 was titled "the
+    winner is 9,657 above start"; its paired interval holds 0: within noise, said so."""
+    validation = [paired({"candidate": "distribution mean", "generation": 30.0,
+                          "fitness": 76_989.0, "fitness_stderr": 10_856.0 / Z95}, 9_657.0, 6_000.0),
+                  paired({**START_ROW, "fitness": 67_332.0, "fitness_stderr": 8_198.0 / Z95},
+                         0.0, 0.0)]
+    figure = convergence_figure(HISTORY, validation, {**CONFIG, "validation": {"games": 500}})
+    fitness = figure.axes[0]
+    assert list(lines_by_label(fitness)["start, validated"].get_ydata()) == [67_332.0] * 2
+    assert fitness.get_title() == (
+        "fitness by generation: the winner did not beat the start: within noise (+9,657 "
+        "+/- 11,760, paired on the same 500 games)")
+
+
+def test_a_baseline_reference_is_a_second_mark_beside_the_start():
+    config = {**CONFIG, "validation": {"games": 8, "reference": "classic-reference"}}
+    baseline = {**START_ROW, "candidate": "baseline classic-reference", "fitness": 1100.0}
+    figure = convergence_figure(HISTORY, [paired(VALIDATION[0], 180.0, 5.0),
+                                          paired(START_ROW, 0.0, 0.0), baseline], config)
+    lines = lines_by_label(figure.axes[0])
+    assert lines["start, validated"].get_linestyle() == "--"
+    assert lines["baseline classic-reference, validated (the reference)"].get_linestyle() == "-."
+    assert figure.axes[0].get_title().splitlines() == [
+        ("fitness by generation: the winner beat the start (+180 +/- 9.8, paired on the same 8 "
+         "games)"),
+        "the winner beat the baseline classic-reference (+80 +/- 35.33, unpaired)"]
+    winners = [t.get_text() for t in figure.legends[0].get_texts() if "winner" in t.get_text()]
+    assert winners == ["validated winner (gen3-best), 95% CI"]  # the baseline never wins
 
 
 def test_the_games_of_each_generation_get_a_panel_where_they_vary():
@@ -223,6 +257,9 @@ def test_report_reads_a_run_of_a_family_file_from_any_directory(tmp_path, monkey
     assert main(["report", str(config.run_dir), "--no-plot"]) == 0
     out = capsys.readouterr().out
     assert "seed001.py:Seed001 family" in out and "best.yaml     validated" in out
+    # the start, validated on the same games, and the verdict paired over them
+    assert re.search(r"^start +0 ", out, re.MULTILINE)
+    assert re.search(r"^the (winner|start) .*, paired on the same 2 games\)$", out, re.MULTILINE)
 
 
 def quick_space_and_best() -> tuple[SearchSpace, WeightsFile]:
@@ -253,7 +290,7 @@ def test_the_summary_gives_95_percent_intervals_in_numbers_people_read():
     assert "(+/- is the half-width of a 95% confidence interval; - where there is none" in text
     assert "best in a generation   35,070 +/- 2,940 (generation 5)" in text  # 1.96 x 1,500
     row = text.splitlines()[text.splitlines().index("validation (held-out seeds)") + 2]
-    assert row.split() == ["gen3-best", "3", "33,820", "2,940"]
+    assert row.split() == ["gen3-best", "3", "33,820", "2,940", "<-", "winner"]
 
 
 def test_the_summary_shows_no_interval_for_one_game_or_no_spread():
@@ -272,7 +309,46 @@ def test_the_summary_shows_no_interval_for_one_game_or_no_spread():
     rows = [line.split() for line in text.splitlines() if line.split()[:1] in (["1"], ["5"])]
     assert [row[3] for row in rows] == ["-", "-"]  # the +/- column
     row = text.splitlines()[text.splitlines().index("validation (held-out seeds)") + 2]
-    assert row.split() == ["gen3-best", "3", "1,180", "-", "1,180", "-"]
+    assert row.split() == ["gen3-best", "3", "1,180", "-", "1,180", "-", "<-", "winner"]
+
+
+def summary_verdicts(validation: list[dict], validation_config: dict,
+                     fitness: str = "mean_score") -> list[str]:
+    """The lines of the summary between the validation table and best.yaml's."""
+    space, best = quick_space_and_best()
+    config = {**CONFIG, "evaluation": {"fitness": fitness}, "validation": validation_config}
+    lines = format_report(config, HISTORY, validation, best, space).splitlines()
+    table = lines.index("validation (held-out seeds)") + 2 + len(validation)
+    return lines[table:lines.index("best.yaml     validated")]
+
+
+def test_the_summary_marks_the_winner_and_says_whether_it_beat_the_start():
+    elite = {**VALIDATION[0], "candidate": "elite 1", "mean_score": 1000.0, "ci95": 1.0}
+    start = {**START_ROW, "mean_score": 1.0, "ci95": 1.0}
+    validation = [paired(elite, -80.0, 15.0),
+                  paired({**elite, "candidate": "distribution mean", "fitness": 1250.0}, -10.0,
+                         30.0),
+                  paired({**start, "fitness": 1260.0}, 0.0, 0.0)]
+    space, best = quick_space_and_best()
+    text = format_report({**CONFIG, "validation": {"games": 500}}, HISTORY, validation, best,
+                         space)
+    marked = [line.split()[0] for line in text.splitlines() if line.endswith("<- winner")]
+    assert marked == ["distribution"]  # the start never wins, even above every candidate
+    # the gain's 95% interval holds 0: said so, with the sign as it came out
+    assert summary_verdicts(validation, {"games": 500}) == [
+        "", ("the winner did not beat the start: within noise (-10 +/- 58.8, paired on the same "
+             "500 games)"), ""]
+    assert summary_verdicts([paired(elite, 90.0, 30.0), paired({**start, "fitness": 1090.0},
+                                                                 0.0, 0.0)],
+                            {"games": 500}, "reach_rate")[1] == (
+        "the winner beat the start (+90 +/- 58.8, paired on the same 500 games)")
+
+
+def test_the_summary_says_where_the_start_was_not_validated():
+    assert summary_verdicts(VALIDATION, {"games": 8})[1] == (
+        "the start was not validated (a run of tune2048 before 0.4): no gain over it to judge")
+    assert summary_verdicts(VALIDATION, {"games": 8, "start": False})[1] == (
+        "the start was not validated (validation.start: false): no gain over it to judge")
 
 
 def test_a_run_that_keeps_only_its_history_is_summarised_without_weights():

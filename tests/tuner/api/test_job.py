@@ -28,6 +28,10 @@ from tuner.strategies import restore_strategy
 TIMING = [
     (re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} ", re.MULTILINE), ""),
     (re.compile(r"^compiling the engine for this heuristic.*\n", re.MULTILINE), ""),
+    (re.compile(r"^(timing games|starting Ray) .*\n", re.MULTILINE), ""),  # waits, said if long
+    (re.compile(r"^.*: [\d,]+ of (up to )?[\d,]+ games \(\d+%\), .* elapsed.*\n", re.MULTILINE),
+     ""),  # progress off a terminal, in a long phase
+    (re.compile(r"^price: .*$", re.MULTILINE), "price: P"),  # games timed as the run starts
     (re.compile(r"[\d,.]+ games/s"), "N games/s"),
     (re.compile(r"\d+% on games"), "N% on games"),
     (re.compile(r"elapsed \S+  ETA \S+"), "elapsed T  ETA T"),
@@ -191,7 +195,13 @@ def test_open_run_reads_a_finished_run(tmp_path, monkeypatch):
     assert results.best.provenance["status"] == "validated"
     assert [row["generation"] for row in results.history] == [1.0, 2.0, 3.0]
     assert [row["candidate"] for row in results.validation] == [
-        "elite 1", "elite 2", "distribution mean"]
+        "elite 1", "elite 2", "distribution mean", "start"]
+    assert results.start is results.validation[-1] and results.winner["candidate"] == \
+        results.best.provenance["candidate"]
+    gain = results.vs_start  # paired: the winner's own column, not the two rows' difference
+    assert gain.paired and gain.value == results.winner["vs_start"]
+    assert gain.stderr == results.winner["vs_start_stderr"]
+    assert gain.words().endswith(", paired on the same 8 games)")
     assert results.config == ckpt.read_stored_config(run_dir)
     with pytest.raises(CheckpointError, match="no such run directory"):
         api.open_run(tmp_path / "missing")

@@ -79,7 +79,7 @@ def test_a_run_too_small_for_ray_plays_without_it_and_says_how_to_play_it_on_ray
     lines = done.stderr.splitlines()
     hint = lines[lines.index(IN_THIS_PROCESS) + 1]
     assert hint == f"  tune run configs/quick.yaml --overwrite --workers {ON_RAY_WORKERS}"
-    assert lines[lines.index(IN_THIS_PROCESS) + 2].startswith("price: at most 912 games ")
+    assert lines[lines.index(IN_THIS_PROCESS) + 2].startswith("price: at most 976 games ")
     run_dir = tmp_path / "outputs" / "quick"
     assert (run_dir / "history.csv").read_text() == (quick_runs[1] / "history.csv").read_text()
     on_ray = run_tune(hint.split()[1:], tmp_path, no_ray)
@@ -274,21 +274,56 @@ def test_a_long_engine_build_is_said_before_ray_starts(tmp_path, capsys, monkeyp
 
     import tuner.cluster.ray_evaluator
     import tuner.games.throughput
-    from tuner.api import job
+    from engine.solver import PlayerSpec
     from tuner.errors import EvaluationError
 
-    def build(spec, seconds=0.0):
+    built = PlayerSpec.solver
+
+    def build(spec):
         time.sleep(0.3)
-        return 1.0
+        return built(spec)
 
     def no_cluster(*args, **kwargs):
         raise EvaluationError("no cluster in this test")
 
-    monkeypatch.setattr(tuner.games.throughput, "calibrate", build)
+    monkeypatch.setattr(PlayerSpec, "solver", build)
     monkeypatch.setattr(tuner.cluster.ray_evaluator, "RayEvaluator", no_cluster)
-    monkeypatch.setattr(job, "COMPILING_AFTER_SECONDS", 0.05 if slow else 60.0)
+    monkeypatch.setattr(tuner.games.throughput, "COMPILING_AFTER_SECONDS", 0.05 if slow else 60.0)
     assert main(["--config", str(small_config(tmp_path)), "--workers", "2"]) == 1
     err = capsys.readouterr().err
     said = "compiling the engine for this heuristic: tens of seconds the first time"
     assert (said in err) == slow
     assert err.index("no cluster in this test") > (err.index(said) if slow else 0)
+
+
+def test_a_slow_start_of_ray_is_said_while_it_starts(tmp_path, capsys, monkeypatch):
+    """Ray taking its time to start (or a cluster to answer) is said, not silence."""
+    import logging
+    import threading
+
+    import tuner.cluster.ray_evaluator
+    from tuner.errors import EvaluationError
+    from tuner.games import progress
+
+    heard = threading.Event()
+
+    class Listener(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.getMessage().startswith("starting Ray"):
+                heard.set()
+
+    def starting(*args, **kwargs):
+        assert heard.wait(30), "nothing was said while Ray started"
+        raise EvaluationError("no cluster in this test")
+
+    monkeypatch.setattr(tuner.cluster.ray_evaluator, "RayEvaluator", starting)
+    monkeypatch.setattr(progress, "SAY_AFTER_SECONDS", 0.0)
+    listener, said_by = Listener(), logging.getLogger(progress.__name__)  # tune sets up "tuner"
+    said_by.addHandler(listener)
+    try:
+        assert main(["--config", str(small_config(tmp_path)), "--workers", "2"]) == 1
+    finally:
+        said_by.removeHandler(listener)
+    err = capsys.readouterr().err
+    said = err.index("starting Ray on this machine, and its workers")
+    assert said < err.index("no cluster in this test")

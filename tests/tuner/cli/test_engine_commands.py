@@ -118,9 +118,9 @@ def test_noise_of_an_engine_config(tmp_path, capsys):
 
 
 def test_a_dry_run_of_an_engine_config_measures_the_engine(tmp_path, capsys, monkeypatch):
-    from tuner.analysis import price
+    from tuner.analysis import timing
 
-    monkeypatch.setattr(price, "MEASURE_SECONDS", 0.0)  # one game
+    monkeypatch.setattr(timing, "MEASURE_SECONDS", 0.0)  # one game
     path = config_file(tmp_path, [sys.executable, EXAMPLE])
     assert main(["--config", str(path), "--dry-run"]) == 0
     out = capsys.readouterr().out

@@ -39,3 +39,13 @@ def test_a_plot_asked_for_without_matplotlib_is_an_error_naming_the_install_comm
     assert err == (f"tune: error: --plot: {plot} not written: matplotlib is not installed; "
                    f"install it with: {installed.install_command('plot')}\n")
     assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_a_shipped_run_of_an_older_tune2048_reports_as_before_and_that_its_start_was_not_validated(
+        capsys):
+    assert main(["report", str(ROOT / "runs" / "classic-d3")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    winner = [line.split()[:2] for line in lines if line.endswith("<- winner")]
+    assert winner == [["elite", "2"]]  # its best.yaml's candidate
+    assert "the start was not validated (a run of tune2048 before 0.4): no gain over it to " \
+           "judge" in lines

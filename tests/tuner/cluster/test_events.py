@@ -1,11 +1,12 @@
 """tuner.cluster.events: node, worker and retry events as lines; Ray's own messages in run.log
-only. (The lines a real cluster gives: tests/tuner/cluster/test_faults.py.)"""
+only, a line each. (The lines a real cluster gives: tests/tuner/cluster/test_faults.py.)"""
 
 from __future__ import annotations
 
 import argparse
 import io
 import logging
+import re
 
 import pytest
 
@@ -74,7 +75,8 @@ def test_rays_messages_that_a_user_acts_on_make_an_event_line(message, line):
 
 @pytest.fixture
 def logs(tmp_path):
-    """The terminal as `tune` sets it up (quiet: warnings only), and a run.log beside it."""
+    """The terminal as `tune` sets it up (quiet: warnings only), and a run.log beside it, as a
+    job writes it."""
     tuner_log = logging.getLogger("tuner")
     saved = tuner_log.handlers[:], tuner_log.level, tuner_log.propagate
     setup_logging(argparse.Namespace(quiet=True, verbose=False))
@@ -82,23 +84,47 @@ def logs(tmp_path):
     tuner_log.handlers[0].setStream(terminal)
     path = tmp_path / "run.log"
     file_handler = logging.FileHandler(path)
+    file_handler.setFormatter(events.RunLogFormat())
     tuner_log.addHandler(file_handler)
     yield terminal, path
     file_handler.close()
     tuner_log.handlers[:], tuner_log.level, tuner_log.propagate = saved
 
 
-def test_rays_messages_go_to_run_log_whole_and_their_events_to_the_terminal_too(logs):
+STAMP = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} "  # what begins a line of run.log
+
+
+def test_rays_messages_are_a_line_each_in_run_log_and_their_events_go_to_the_terminal_too(
+        logs, monkeypatch):
+    """A dead raylet's message, with its 20 lines of log, is one line saying where the rest is,
+    and once though Ray sends it twice; an event line has one date and time, not two."""
     terminal, run_log = logs
-    for message in (RAYLET_DIED, WORKER_DIED):
-        events.ray_said(message)
+    monkeypatch.setattr(events, "_ray_said", {"message": "", "at": -events.SAME_EVENT_SECONDS})
+    for message in (RAYLET_DIED, RAYLET_DIED, WORKER_DIED):
+        events.ray_said(message, logs="/tmp/ray-head/session_1/logs")
     shown = terminal.getvalue().splitlines()
     assert len(shown) == 1
     assert shown[0].endswith(" Ray worker 4226 on 192.0.2.2 died while playing a task")
-    assert shown[0][:8].replace(":", "").isdigit()  # the time it was seen: HH:MM:SS
-    kept = run_log.read_text()
-    assert kept.count("[state-dump]") == 8 and "Worker exit type: SYSTEM_ERROR" in kept
-    assert shown[0] in kept
+    assert re.fullmatch(r"\d\d:\d\d:\d\d ", shown[0][:9])  # the time it was seen
+    kept = run_log.read_text().splitlines()
+    assert [re.match(STAMP, line) is not None for line in kept] == [True] * 3
+    assert kept[0].endswith(" Ray: Raylet is terminated. Termination is unexpected. Possible "
+                            "reasons include: (1) SIGKILL by the user or system OOM killer, "
+                            "(2) Invalid memory access from Raylet causing SIGSEGV or SIGBUS, "
+                            "(3) Other termination signals. Last 20 lines of the Raylet logs: "
+                            "[8 more lines in Ray's logs: /tmp/ray-head/session_1/logs, on the "
+                            "node it is about]")
+    assert kept[1].endswith(f" Ray: {WORKER_DIED}")  # one line already: whole
+    assert re.fullmatch(STAMP + "Ray worker 4226 on 192.0.2.2 died while playing a task",
+                        kept[2])
+
+
+def test_a_tasks_failure_keeps_its_first_line_and_its_exception_in_run_log():
+    assert events.one_line(ENGINE_FAILED.format(seed=7)) == (
+        "Task play_unit failed. There are 2 retries remaining, so the task will be retried. "
+        "Error: User exception: ... engine.external.player.EngineLost: engine './c_engine': "
+        "reports an error: not a seed: 7 (request: 'play depth:2 7') [3 more lines in Ray's "
+        "logs]")
 
 
 def test_an_engine_failing_the_same_way_task_after_task_is_said_once_a_while(logs,
@@ -113,7 +139,7 @@ def test_an_engine_failing_the_same_way_task_after_task_is_said_once_a_while(log
     shown = terminal.getvalue().splitlines()
     assert [line.rsplit("not a seed: ", 1)[1] for line in shown] == [
         "7 (request: 'play depth:2 7')", "10 (request: 'play depth:2 10')"]
-    assert run_log.read_text().count("EngineLost") == 4  # every message whole in run.log
+    assert run_log.read_text().count("EngineLost") == 4  # every message in run.log
 
 
 def test_the_node_table_is_read_at_most_every_few_seconds(monkeypatch, logs):

@@ -7,12 +7,14 @@ import contextlib
 import csv
 import os
 import random
+import re
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -23,6 +25,7 @@ from ray.cluster_utils import Cluster
 
 from engine import read_weights
 from engine.atomic import is_temp_file
+from tuner.cli.main import main
 from tuner.config import parse_config
 from tuner.games.evaluation import SerialEvaluator
 from tuner.loop.run import TuningRun
@@ -300,8 +303,8 @@ def loopback_cluster():
 def test_a_killed_node_is_one_line_and_the_run_resumes_elsewhere_unchanged(
         loopback_cluster, tmp_path, reference):
     """A worker node's raylet killed mid-run: one line says so, with no Ray dump (Ray's message
-    with the raylet's last log lines goes to run.log); then the run, stopped and its cluster
-    gone, resumes on this machine and equals the undisturbed run."""
+    about it goes to run.log, in a line that says where Ray's logs keep the rest); then the
+    run, stopped and its cluster gone, resumes on this machine and equals the undisturbed run."""
     address, _head, worker = loopback_cluster
     config = write_config(tmp_path)
     proc = start_tune(tmp_path, "--config", str(config), "--address", address)
@@ -327,7 +330,102 @@ def test_a_killed_node_is_one_line_and_the_run_resumes_elsewhere_unchanged(
     _out, err = resumed.communicate(timeout=600)
     assert resumed.returncode == 0, err
     assert_same_run(run_dir, reference)
-    assert left[0] in (run_dir / ckpt.LOG_FILE).read_text()
+    log = (run_dir / ckpt.LOG_FILE).read_text()
+    assert f" {left[0].partition(' ')[2]}\n" in log  # the event line, its time once: the date's
+    assert not re.search(r",\d{3} \d\d:\d\d:\d\d ", log)  # no line has two
+    assert "[state-dump]" not in log  # Ray's message about the raylet: a line
+
+
+@pytest.fixture
+def lone_head():
+    """A head of one CPU on 127.0.0.1, alone, with token authentication: (address, its `ray
+    start`, its Ray folder)."""
+    folder = Path(tempfile.mkdtemp(prefix="ray-"))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    head = ray_start(folder / "head.log", "--head", "--port", str(port), "--include-dashboard",
+                     "false")
+    try:
+        ray_node_started(head, folder / "head.log")
+        yield f"127.0.0.1:{port}", head, folder
+    finally:
+        end_node(head)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def head_processes(head: subprocess.Popen, folder: Path) -> list[int]:
+    """The head node's processes: its `ray start` and what it started (its process group), and
+    any process whose command line names its Ray folder."""
+    out = subprocess.run(["ps", "-eo", "pid=,pgid=,args="], capture_output=True, text=True,
+                         check=True).stdout
+    return [int(pid) for pid, group, args in (line.split(None, 2) for line in out.splitlines())
+            if int(group) == head.pid or str(folder) in args]
+
+
+def lines_of(stream, into: list[str]) -> threading.Thread:
+    """A thread that appends the lines of ``stream`` to ``into`` as they come."""
+
+    def read() -> None:
+        for line in iter(stream.readline, ""):
+            into.append(line)  # noqa: PERF402 - one at a time, seen as they come
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    return reader
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_a_lost_head_is_one_line_within_15_s_and_the_run_resumes_on_this_machine(
+        lone_head, tmp_path, monkeypatch, capsys, sig):
+    """The head of the cluster a run joined ends mid-run, by process id: every process of its
+    node killed (SIGKILL), or its `ray start` ended as docs/cluster.md ends a node (SIGTERM).
+    Within 15 s the run says so in a `tune: error:` line with the commands that resume it there
+    and on this machine, and exits with the status documented for it (Ray alone said nothing
+    for 60 s, then its own words); tune status names the lost head; the checkpoint resumes."""
+    address, head, folder = lone_head
+    document = config_document()
+    document["run"]["name"] = "lost"
+    document["search"]["depth"] = 1
+    config = tmp_path / "lost.yaml"
+    config.write_text(yaml.safe_dump(document))
+    proc = start_tune(tmp_path, "run", str(config), "--address", address, "--quiet",
+                      own_group=True)
+    run_dir = tmp_path / "runs" / "lost"
+    wait_for(lambda: generations_done(run_dir) >= 1 or proc.poll() is not None,
+             what="generation 1")
+    err: list[str] = []
+    reader = lines_of(proc.stderr, err)
+    if sig == signal.SIGKILL:
+        for pid in head_processes(head, folder):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    else:
+        head.terminate()
+    wait_for(lambda: any(line.startswith("tune: error: ") for line in err), timeout=15,
+             what="the run to say that the head was lost")
+    assert proc.wait(timeout=15) == 75, "".join(err)
+    reader.join(timeout=10)
+    said = "".join(err)
+    assert f"the Ray cluster's head at {address} was lost" in said
+    assert said.endswith(f"resume with:\n  tune resume runs/lost --address {address}\nor resume "
+                         "it on this machine:\n  tune resume runs/lost --address local\n"), said
+    assert "Traceback" not in said and "GCS" not in said  # no word of Ray's own
+    assert_nothing_left(proc.pid)  # the driver started no process that outlives it
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["status", "runs/lost"]) == 3
+    status = capsys.readouterr().out
+    assert f"the Ray cluster's head at {address} was lost" in status
+    assert "  or on this machine: tune resume runs/lost --address local" in status
+    kept = ckpt.load_state(run_dir).generation
+    assert kept >= 1 and f"stopped after generation {kept} (checkpointed)" in said
+    if sig == signal.SIGKILL:  # the same files either way: one resume shows that they go on
+        resumed = start_tune(tmp_path, "resume", "runs/lost", "--address", "local", "--quiet")
+        _out, resumed_err = resumed.communicate(timeout=300)
+        assert resumed.returncode == 0, resumed_err
+        assert generations_done(run_dir) == document["cmaes"]["max_generations"]
 
 
 def test_a_node_added_mid_run_is_counted_and_the_run_is_unchanged(cluster, tmp_path,

@@ -72,7 +72,8 @@ def test_each_section_lists_its_keys_once_and_resolved_derives_from_them():
         written = list(resolved[section.NAME])
         assert written == [k for k in keys if k in written], section.NAME  # in field order
         # left out at their defaults, which run directories written before them lack
-        assert set(keys) - set(written) <= {"every", "dispatch", "reference"}, section.NAME
+        assert set(keys) - set(written) <= {"every", "dispatch", "start", "reference"}, \
+            section.NAME
 
 
 def test_a_resume_may_change_only_stop_conditions_and_ray_settings():

@@ -1,6 +1,6 @@
-"""What a run shows a person: no warning at start, one progress bar per generation, log lines
-whose +/- is a 95% confidence interval and whose numbers read as people write them, and one line
-when a run resumes."""
+"""What a run shows a person: no warning at start, one progress bar per generation on a terminal
+and plain lines a minute apart off one, log lines whose +/- is a 95% confidence interval and
+whose numbers read as people write them, and one line when a run resumes."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import math
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -18,8 +19,12 @@ from conftest import JobsEvaluator
 
 from engine.solver import GameResult
 from engine.stats import Z95, counted, readable
+from tuner.cli.job import show_progress
+from tuner.cli.main import parse
 from tuner.config import parse_config
-from tuner.games.progress import GameBar
+from tuner.games import progress
+from tuner.games.progress import GameBar, said_if_slow
+from tuner.loop.observers import ProgressBars
 from tuner.loop.run import TuningRun
 from tuner.store import checkpoint as ckpt
 
@@ -69,6 +74,23 @@ class Slow(Synthetic):
         return super().play(jobs, report)
 
 
+class Terminal(io.StringIO):
+    """A stream that says it is a terminal, as stderr does in a shell."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+class Clock:
+    """A monotonic clock that moves only when told."""
+
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def bar_lines(text: str) -> list[str]:
     """What a bar showed, one state per item (tqdm redraws a line after a carriage return)."""
     return [line.strip() for line in text.split("\r") if line.strip()]
@@ -76,7 +98,7 @@ def bar_lines(text: str) -> list[str]:
 
 def run_with_bars(tmp_path: Path, doc: dict) -> tuple[TuningRun, list[str]]:
     run = TuningRun.start(parse_config(doc, "test"), tmp_path / "t", progress=True)
-    run.progress_file = io.StringIO()
+    run.progress_file = Terminal()
     run.run(Slow())
     return run, bar_lines(run.progress_file.getvalue())
 
@@ -111,14 +133,14 @@ def test_pycma_is_loaded_without_matplotlib_which_a_later_import_still_finds():
 
 def test_one_bar_per_generation_counts_its_games_and_validation_has_its_own(tmp_path):
     _, lines = run_with_bars(tmp_path, config_dict(tmp_path))
-    # 6 candidates x 4 games per generation; 3 candidates (2 elites, the mean) x 8 validation games
+    # 6 candidates x 4 games per generation; 2 elites, the mean and the start x 8 validation games
     assert {line.split(":")[0] for line in lines} == {"gen 1 of 2", "gen 2 of 2", "validation"}
     assert lines[0].startswith("gen 1 of 2:   0%|")
     assert lines[0].endswith("| 0/24 games [00:00 elapsed, ? left, ? games/s]")
     done = [line for line in lines if line.startswith("gen 1 of 2: 100%|")]
     assert done and re.search(r"\| 24/24 games \[00:0\d elapsed, 00:00 left, [\d.,]+ games/s\]$",
                               done[-1]), lines
-    assert any(line.startswith("validation: 100%|") and "| 24/24 games" in line for line in lines)
+    assert any(line.startswith("validation: 100%|") and "| 32/32 games" in line for line in lines)
 
 
 def test_under_a_race_the_bar_says_its_total_is_an_upper_bound_and_counts_rounds(tmp_path):
@@ -134,11 +156,92 @@ def test_under_a_race_the_bar_says_its_total_is_an_upper_bound_and_counts_rounds
 
 
 def test_the_bar_writes_counts_with_thousands_separators():
-    out = io.StringIO()
+    out = Terminal()
     with GameBar("gen 3 of 50, round 2", 15_360, up_to=True, file=out) as bar:
         bar.update(6_200)
         bar.refresh()
-    assert "6,200 of up to 15,360 games" in out.getvalue()
+    assert "\r" in out.getvalue() and "6,200 of up to 15,360 games" in out.getvalue()
+
+
+# ---- off a terminal: plain lines -----------------------------------------------------------------
+
+def test_off_a_terminal_games_are_plain_lines_first_after_seconds_then_every_minute():
+    out, clock = io.StringIO(), Clock()  # a log file: not a terminal
+    bar = GameBar("gen 1 of 20", 1_200, file=out, clock=clock)
+    clock.now += progress.FIRST_LINE_SECONDS - 1
+    bar.update(10)
+    assert out.getvalue() == ""  # a phase this short shows nothing: its end is said anyway
+    clock.now += 1
+    bar.update(30)
+    clock.now += 59
+    bar.tick()
+    assert out.getvalue().splitlines() == [
+        "gen 1 of 20: 40 of 1,200 games (3%), 0:00:04 elapsed, 10 games/s, 0:01:56 left"]
+    clock.now += 1  # a minute after the last line: another, with no game finished meanwhile
+    bar.tick()
+    clock.now += 30
+    bar.tick()
+    bar.close()
+    clock.now += 600
+    bar.tick()
+    lines = out.getvalue().splitlines()
+    assert lines[1:] == [("gen 1 of 20: 40 of 1,200 games (3%), 0:01:04 elapsed, "
+                          "0.625 games/s, 0:30:56 left")]
+    assert "\r" not in out.getvalue()
+
+
+def test_off_a_terminal_a_race_counts_up_to_its_most_games_under_its_rounds_names():
+    out, clock = io.StringIO(), Clock()
+    bar = GameBar("gen 2 of 5, round 1", 4_096, up_to=True, file=out, clock=clock)
+    clock.now += progress.FIRST_LINE_SECONDS
+    bar.tick()  # no game yet: no rate, no time left
+    bar.set_description_str("gen 2 of 5, round 2")
+    bar.update(1_024)
+    clock.now += progress.LINE_SECONDS
+    bar.tick()
+    assert out.getvalue().splitlines() == [
+        "gen 2 of 5, round 1: 0 of up to 4,096 games (0%), 0:00:04 elapsed",
+        ("gen 2 of 5, round 2: 1,024 of up to 4,096 games (25%), 0:01:04 elapsed, 16 games/s, "
+         "at most 0:03:12 left")]
+
+
+def test_progress_off_a_terminal_says_each_phase_of_a_run_in_lines():
+    """The run's observer: every phase (a generation, validation) gets its own lines."""
+    out, clock = io.StringIO(), Clock()
+    bars = ProgressBars(file=out, clock=clock)
+    for label, total in (("gen 1 of 2", 24), ("validation", 32)):
+        bars.games_started(label, total, False)
+        clock.now += progress.FIRST_LINE_SECONDS
+        bars.games_played(8)
+        bars.games_ended()
+        clock.now += progress.LINE_SECONDS
+        bars.games_played(0)  # a phase that has ended says nothing more
+    assert [line.split(",")[0] for line in out.getvalue().splitlines()] == [
+        "gen 1 of 2: 8 of 24 games (33%)", "validation: 8 of 32 games (25%)"]
+
+
+def test_a_quiet_run_shows_no_progress_and_any_other_shows_it_off_a_terminal_too():
+    assert show_progress(parse(["run", "c.yaml"])) is True
+    assert show_progress(parse(["run", "c.yaml", "--quiet"])) is False
+    out = io.StringIO()
+    bar = GameBar("play", 100, file=out, enabled=False, clock=Clock())
+    bar.update(100)
+    bar.refresh()
+    assert out.getvalue() == "" and bar.n == 0
+
+
+def test_a_wait_is_said_once_it_lasts_and_not_when_it_ends_sooner():
+    said, heard = [], threading.Event()
+
+    def say(line: str) -> None:
+        said.append(line)
+        heard.set()
+
+    with said_if_slow("starting Ray on this machine", seconds=0.0, say=say):
+        assert heard.wait(30)  # the block waits until the line is said
+    with said_if_slow("compiling the engine", seconds=600.0, say=say):
+        pass
+    assert said == ["starting Ray on this machine"]
 
 
 def test_a_run_without_progress_writes_no_bar(tmp_path):
@@ -185,7 +288,8 @@ def test_generation_lines_give_a_95_percent_interval_in_readable_numbers(tmp_pat
         assert re.search(r"best \d{1,3}(,\d{3})+ ", line) and "e+" not in line
     validation = [line for line in logged if line.startswith("validation")]
     assert validation[0] == "validation on 8 held-out games each (+/-: 95% confidence interval)"
-    assert len(validation) == 4 and all("mean score" in line for line in validation[1:])
+    assert len(validation) == 6 and all("mean score" in line for line in validation[1:-1])
+    assert validation[-1].startswith("validation  the winner beat the start (+")
 
 
 def test_one_game_a_candidate_shows_no_interval(tmp_path, logged):
@@ -197,11 +301,13 @@ def test_one_game_a_candidate_shows_no_interval(tmp_path, logged):
     lines = [line for line in logged if line.startswith(("gen ", "validation"))]
     assert lines[2] == "validation on 1 held-out game each"
     del lines[2]
-    assert len(lines) == 5 and "inf" not in "".join(lines) and "+/-" not in "".join(lines)
+    assert len(lines) == 7 and "inf" not in "".join(lines) and "+/-" not in "".join(lines)
     assert all(re.search(r"best [\d,]+ \(one game: no interval\)  median", line)
                for line in lines[:2])
     assert all(re.search(r"mean score [\d,]+ \(one game: no interval\)", line)
-               for line in lines[2:])
+               for line in lines[2:-1])
+    assert re.search(r"start: within noise \(\+[\d,]+ \(one game: no interval\), paired on "
+                     r"the same 1 game\)$", lines[-1])  # one pair of games tells no gain from noise
 
 
 def test_the_reference_is_validated_beside_the_candidates_and_never_wins(tmp_path, logged):

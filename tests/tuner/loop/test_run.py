@@ -20,8 +20,9 @@ from engine.solver import GameResult
 from tuner.config import parse_config
 from tuner.errors import CheckpointError, ConfigError
 from tuner.games.evaluation import SerialEvaluator
+from tuner.games.fitness import Fitness
 from tuner.games.seeds import training_seeds, validation_seeds
-from tuner.loop.observers import Observer
+from tuner.loop.observers import Observer, validation_csv
 from tuner.loop.run import TuningRun
 from tuner.loop.step import GenerationStep
 from tuner.loop.validation import validate
@@ -172,8 +173,8 @@ def test_candidates_of_a_generation_share_seeds_and_seeds_change_per_generation(
     assert len(set(gen1)) == 1 and len(set(gen2)) == 1
     assert gen1[0] == tuple(training_seeds(7, 1, 4)) and gen2[0] == tuple(training_seeds(7, 2, 4))
     assert set(gen1[0]).isdisjoint(gen2[0])
-    assert validation[0] == tuple(validation_seeds(7, 8))
-    assert len(validation) == 3  # top_k = 2 elites plus the distribution mean
+    assert validation[0] == tuple(validation_seeds(7, 8)) and len(set(validation)) == 1
+    assert len(validation) == 4  # top_k = 2 elites, the distribution mean and the start
 
 
 def test_max_games_stops_the_run(tmp_path):
@@ -256,7 +257,63 @@ def test_a_distribution_mean_whose_heuristic_overflows_is_left_out_of_validation
     games.heuristic_problem = lambda weights: "overflows" if weights == mean else None
     rows, winner = validate(games, run.space, run.state, run.strategy.result.mean)
     assert winner in rows
-    assert [row.label for row in rows] == ["elite 1", "elite 2"]
+    assert [row.label for row in rows] == ["elite 1", "elite 2", "start"]
+
+
+def validated(tmp_path: Path, inits: dict | None = None, **validation):
+    """One generation on ``SyntheticEvaluator``, then the validation: the run, rows, winner."""
+    doc = config_dict(tmp_path, **{"cmaes.max_generations": 1})
+    doc["validation"].update(validation)
+    for name, init in (inits or {}).items():
+        doc["params"][name]["init"] = init
+    run = TuningRun.start(parse_config(doc, "test"), tmp_path / "t", progress=False)
+    run.step(SyntheticEvaluator())
+    return (run, *validate(run.games(), run.space, run.state, run.strategy.result.mean))
+
+
+def test_the_start_plays_the_validation_seeds_and_each_gain_over_it_is_paired(tmp_path):
+    run, rows, winner = validated(tmp_path)
+    assert [row.label for row in rows] == ["elite 1", "elite 2", "distribution mean", "start"]
+    start = rows[-1]
+    assert start.generation == 0 and start.weights == run.space.weights(run.space.initial())
+    assert winner is not start and start.vs_start == Fitness(0.0, 0.0, 8)
+    for row in rows[:-1]:
+        assert row.vs_start.value == pytest.approx(row.fitness.value - start.fitness.value)
+        assert row.vs_start.games == 8 and row.fitness.stderr > 0
+        # SyntheticEvaluator's noise is the seed's, the same for every player: paired, it
+        # cancels (all but the rounding of each score)
+        assert row.vs_start.stderr < row.fitness.stderr / 100
+    table = list(csv.DictReader(validation_csv(rows).splitlines()))
+    assert [float(r["vs_start"]) for r in table] == [row.vs_start.value for row in rows]
+    assert [float(r["vs_start_stderr"]) for r in table] == [row.vs_start.stderr for row in rows]
+
+
+def test_the_start_never_wins_even_as_the_best_player(tmp_path):
+    _run, rows, winner = validated(tmp_path, OPTIMUM)  # the start at the optimum
+    assert rows[-1].label == "start" and winner.label != "start"
+    assert rows[-1].fitness.value > max(row.fitness.value for row in rows[:-1])
+    assert winner.vs_start.value < 0
+
+
+def test_validation_start_false_plays_no_start_and_writes_the_table_of_before(tmp_path):
+    _run, rows, _winner = validated(tmp_path, start=False)
+    assert [row.label for row in rows] == ["elite 1", "elite 2", "distribution mean"]
+    assert all(row.vs_start is None for row in rows)
+    assert "vs_start" not in validation_csv(rows).splitlines()[0]
+
+
+@pytest.mark.parametrize(("validation", "marks"), [
+    ({"reference": "start"}, ["start"]),  # the start once, whatever validation.start says
+    ({"reference": "start", "start": False}, ["start"]),
+    ({"reference": "classic-reference"}, ["start", "baseline classic-reference"]),
+    ({"reference": "classic-reference", "start": False}, ["baseline classic-reference"]),
+])
+def test_a_reference_is_validated_after_the_candidates_beside_the_start(tmp_path, validation,
+                                                                        marks):
+    _run, rows, winner = validated(tmp_path, **validation)
+    assert [row.label for row in rows] == ["elite 1", "elite 2", "distribution mean", *marks]
+    assert winner.label not in marks
+    assert all((row.vs_start is not None) == ("start" in marks) for row in rows)
 
 
 # A run directory written by tune2048 0.1.0 (fixed budgets, checkpoint version 2), stopped after
@@ -276,6 +333,9 @@ def test_a_run_directory_of_tune2048_0_1_0_resumes_exactly(tmp_path):
     TuningRun.resume(config, run_dir, state, progress=False).run(SerialEvaluator())
     for name in (ckpt.HISTORY_FILE, ckpt.VALIDATION_FILE):
         assert same_columns(run_dir / name, RUN_0_1_0_FINISHED / name), name
+    # and the start, which 0.1.0 did not validate, below its rows
+    with (run_dir / ckpt.VALIDATION_FILE).open() as table:
+        assert [row["candidate"] for row in csv.DictReader(table)][-1] == "start"
     assert read_weights(run_dir / ckpt.BEST_FILE).weights == \
         read_weights(RUN_0_1_0_FINISHED / ckpt.BEST_FILE).weights
 
@@ -297,9 +357,10 @@ def test_a_run_directory_of_0_1_0_resumes_with_an_edited_stop_condition(tmp_path
 
 def same_columns(path: Path, expected: Path) -> bool:
     """The rows of ``path`` hold ``expected``'s columns with the same values (new columns are
-    allowed)."""
+    allowed, and the start's row, which tune2048 before 0.4 did not validate)."""
     with path.open() as got, expected.open() as want:
         rows, wanted = list(csv.DictReader(got)), list(csv.DictReader(want))
+    rows = [row for row in rows if row.get("candidate") != "start"]
     return len(rows) == len(wanted) and all(
         {key: row[key] for key in want_row} == want_row for row, want_row in zip(rows, wanted))
 
