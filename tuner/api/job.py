@@ -293,8 +293,8 @@ class Quote:
     """What a job knows of its price before it plays: the game time it prices at, the one
     ``--dry-run`` prices at (``tuner.analysis.timing.game_time``: recorded by the run's own
     generations when it has played some, else by an earlier run in its run directory, else
-    measured now; None for an external engine before it has played: its games are not played
-    before the run's own), and roughly the CPU time its games have left, at the rough figure
+    measured now, an external engine's games too; None where an external engine's timing
+    failed: it has no rough figure, and the run's own games report the failure), and roughly the CPU time its games have left, at the rough figure
     for its depth (``plays_here``: a run Ray cannot shorten)."""
 
     game_time: GameTime | None
@@ -306,8 +306,7 @@ class Quote:
         from tuner.analysis import price, timing
 
         try:
-            game_time = timing.game_time(config, state.cluster, state.games,
-                                         measure=config.engine is None)
+            game_time = timing.game_time(config, state.cluster, state.games)
         except Exception:  # the family's code failing, say: the run's own games report it
             log.debug("the game time could not be measured", exc_info=True)
             game_time = price.rough_game_time(config)
@@ -323,7 +322,7 @@ class Quote:
         training games, on ``cpus`` CPUs (``here``: in this process), in one line."""
         from tuner.analysis import price  # numpy code: loaded already, the run has started
 
-        if self.game_time is None:  # an external engine's, before it has played
+        if self.game_time is None:  # an external engine's whose timing failed
             games = price.most_games(config, cpus).total
             return (f"price: at most {counted(games, 'game')}; the game time of "
                     f"{config.player_name} is known after a generation (measured now by: "
