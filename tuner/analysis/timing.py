@@ -54,16 +54,14 @@ LONGEST_MEASURED = 30.0  # seconds: a depth whose rough game is longer gets the 
 BUSY_TIMING_SPREAD = 1.55
 
 
-def game_time(config: RunConfig, cluster: Iterable[dict] = (), played: int = 0,
-              measure: bool = True) -> GameTime | None:
+def game_time(config: RunConfig, cluster: Iterable[dict] = (), played: int = 0) -> GameTime:
     """The game time a run of ``config`` is priced at, by ``--dry-run`` and by the run itself
     as it starts, alike: the one its own generations recorded (``cluster``'s rows over
     ``played`` training games: a resumed run), else the one an earlier run of the config in its
-    run directory recorded, else measured now (``measured_game_time``; ``measure`` False: None
-    instead)."""
+    run directory recorded, else measured now (``measured_game_time``)."""
     return (recorded(cluster, played, "recorded by this run")
             or recorded_game_time(config.run_dir, config)
-            or (measured_game_time(config) if measure else None))
+            or measured_game_time(config))
 
 
 def measured_game_time(config: RunConfig, budget: float | None = None) -> GameTime:

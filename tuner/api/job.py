@@ -332,12 +332,6 @@ class Quote:
                              "price of what is left" if played else "price")
 
 
-def price_line(run: TuningRun, cpus: int, here: bool = False) -> str:
-    """The price of what is left of ``run`` on ``cpus`` CPUs (``here``: in this process), in one
-    line, as the job says it as it starts (``Quote``)."""
-    return Quote.of(run.config, run.state).line(run.config, run.state.games, cpus, here)
-
-
 def _idle_rate(run: TuningRun) -> float | None:
     """One idle core's positions per second at the run's settings, measured here before any
     game starts (``tuner.games.throughput``), where the price timed no games: None where it

@@ -14,7 +14,7 @@ import yaml
 
 from tuner.analysis import price, timing
 from tuner.analysis.price import GameTime
-from tuner.api.job import price_line
+from tuner.api.job import Quote
 from tuner.cli.main import main
 from tuner.config import parse_config, stored_text
 from tuner.games import throughput
@@ -144,7 +144,7 @@ def test_an_earlier_run_of_the_config_gives_recorded_game_times(tmp_path):
 def test_a_resumed_run_prices_what_is_left_at_its_own_game_times(tmp_path):
     config = config_of(tiny(tmp_path))
     state = SimpleNamespace(games=64, cluster=({"game_seconds": 16.0},))
-    line = price_line(SimpleNamespace(config=config, state=state), cpus=2)
+    line = Quote.of(config, state).line(config, state.games, cpus=2)
     # 32 of the 3 x 4 x 8 training games left, and 40 to validate, at 16 s / 64 games
     assert line.startswith("price of what is left: at most 72 games (44% training), ")
     assert "recorded by this run: 0.25 s a game over 64 training games" in line
