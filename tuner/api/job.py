@@ -176,6 +176,12 @@ def carry_out(run: TuningRun, launch: Launch, observers: Sequence[Observer] = ()
                 return _said(run, INTERRUPTED, 130, logging.WARNING,
                              f"{how} after generation {run.state.generation} (checkpointed); "
                              f"resume with:\n  {launch.resume_command(run.run_dir)}")
+            if run.kept is not None and run.kept.count:
+                return _said(run, INTERRUPTED, 130, logging.WARNING,
+                             f"{how} before the first generation completed; the "
+                             f"{counted(run.kept.count, 'game')} it played are kept, and "
+                             f"starting it again plays them no more:\n  "
+                             f"{launch.start_again(run.run_dir)}")
             return _said(run, INTERRUPTED, 130, logging.WARNING,
                          f"{how} before the first generation completed (nothing to resume); "
                          f"start it again with:\n  {launch.start_again(run.run_dir)}")

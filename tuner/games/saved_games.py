@@ -101,7 +101,7 @@ class SavedGames:
             raise BadInput(f"{self.path}: holds games played by other rules ({rules!r}; this "
                            f"tune2048 plays {RULES!r}): name another --save file")
         players = held.get("players")
-        if (problem := _players_problem(players)) is not None:
+        if (problem := players_problem(players)) is not None:
             raise BadInput(f"{self.path}: its players are not as tune compare writes them: "
                            f"players{problem}")
         games = held.get("games")
@@ -144,7 +144,7 @@ class SavedGames:
         return sum(seed in self.games[slot] for slot in self._slots for seed in seeds)
 
 
-def _players_problem(players: object) -> str | None:
+def players_problem(players: object) -> str | None:
     """What is wrong with a file's players (``: expected ...`` after their key); None where
     each is a player as ``player`` makes it."""
     if not isinstance(players, list):
@@ -176,12 +176,19 @@ def _games_problem(games: object, players: int) -> str | None:
         if not isinstance(kept, list):
             return f"[{i}]: expected a list of games, got {echo(kept)}"
         for j, game in enumerate(kept):
-            if not isinstance(game, dict) or game.keys() != GAME_FIELDS:
-                return (f"[{i}][{j}]: expected a mapping of {', '.join(sorted(GAME_FIELDS))}, "
-                        f"got {echo(game)}")
-            for key, value in game.items():
-                if (expected := _game_value_problem(key, value)) is not None:
-                    return f"[{i}][{j}].{key}: expected {expected}, got {echo(value)}"
+            if (problem := game_problem(game)) is not None:
+                return f"[{i}][{j}]{problem}"
+    return None
+
+
+def game_problem(game: object) -> str | None:
+    """What is wrong with a game (``: expected ...``, or ``.KEY: expected ...``); None where it
+    is a ``GameResult`` as a mapping."""
+    if not isinstance(game, dict) or game.keys() != GAME_FIELDS:
+        return f": expected a mapping of {', '.join(sorted(GAME_FIELDS))}, got {echo(game)}"
+    for key, value in game.items():
+        if (expected := _game_value_problem(key, value)) is not None:
+            return f".{key}: expected {expected}, got {echo(value)}"
     return None
 
 

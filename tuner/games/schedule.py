@@ -120,6 +120,8 @@ def drive(schedule: Schedule, pool: Pool, policy: SchedulePolicy, times: GameTim
             in_flight += 1
             speculative += unit.speculative
         if not in_flight:
+            if schedule.done:  # its last units answered without a pool (``tuner.games.kept``)
+                break
             raise RuntimeError("the schedule is not done and hands out nothing")
         if speculative or (policy.speculates and schedule.can_speculate):
             count = max(1, in_flight - pool.cpus() + 1)

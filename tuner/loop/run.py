@@ -22,6 +22,7 @@ from tuner import commands, interrupts
 from tuner.config import AUTO, MAX_GAMES_AT_ONCE, MAX_POPSIZE, RunConfig
 from tuner.errors import CheckpointError
 from tuner.games.evaluation import Evaluator
+from tuner.games.kept import KeptGames
 from tuner.games.policy import auto_popsize
 from tuner.loop.observers import (
     BestSoFar,
@@ -91,6 +92,7 @@ class TuningRun:
         self.evaluator: Evaluator | None = None
         self.observers = Observers()
         self._step: GenerationStep | None = None
+        self.kept: KeptGames | None = None
         self.stopped_on_request = False
 
     @property
@@ -195,7 +197,9 @@ class TuningRun:
                 GenerationLog(self.config, self.space)]
 
     def games(self) -> Games:
-        return Games(self.config, self.evaluator, self.observers)
+        if self.kept is None:  # read once: the store's games of an earlier sitting
+            self.kept = KeptGames(self.store)
+        return Games(self.config, self.evaluator, self.observers, self.kept)
 
     def step(self, evaluator: Evaluator | None = None) -> GenerationRecord:
         """One generation, checkpointed when it completes: the seam a benchmark or a test drives

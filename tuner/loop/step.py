@@ -10,8 +10,10 @@ is the observers' job (``tuner.loop.observers``).
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 import time
+from collections.abc import Callable
 
 from engine import finite
 from engine.external.player import EnginePlayer
@@ -25,7 +27,8 @@ from tuner.games import throughput
 from tuner.games.budget import Budget
 from tuner.games.evaluation import Evaluator, Job
 from tuner.games.fitness import Fitness, score_fitness, within_noise
-from tuner.games.schedule import GenerationGames
+from tuner.games.kept import KeptGames
+from tuner.games.schedule import AllGames, GenerationGames, Schedule
 from tuner.games.seeds import training_seeds, validation_seeds
 from tuner.loop.observers import Observers, generation_label
 from tuner.loop.record import GenerationRecord, Spent
@@ -38,12 +41,16 @@ CMA_STOP_PREFIX = "cma-es termination: "  # RunState.cma_stop: this, then pycma'
 
 class Games:
     """Playing weight sets for the run: players as the config builds them, counted by the
-    observers' progress, each phase named for them."""
+    observers' progress, each phase named for them; the games finished since the last
+    checkpoint kept (``kept``, ``tuner.games.kept``), so that a resume does not play them
+    again."""
 
-    def __init__(self, config: RunConfig, evaluator: Evaluator, observers: Observers):
+    def __init__(self, config: RunConfig, evaluator: Evaluator, observers: Observers,
+                 kept: KeptGames | None = None):
         self.config = config
         self.evaluator = evaluator
         self.observers = observers
+        self.kept = kept
 
     def spec(self, weights: dict[str, float]) -> PlayerSpec | EnginePlayer:
         """The player of ``weights``' games."""
@@ -62,7 +69,24 @@ class Games:
         """Each weight set on ``seeds``, as one phase of games named ``label``."""
         jobs = [Job(i, self.spec(w), tuple(seeds)) for i, w in enumerate(weight_sets)]
         with self.observers.games(label, len(seeds) * len(weight_sets)):
-            return self.evaluator.play(jobs, self.observers.games_played)
+            return self.run(jobs, AllGames([job.seeds for job in jobs]),
+                            self.observers.games_played)
+
+    def run(self, jobs: list[Job], schedule: Schedule, progress: Callable[[int], None]):
+        """``schedule``'s games of ``jobs`` on the evaluator, those kept answered from the
+        kept games and the others kept as they come back (written out by the end, or as it
+        fails)."""
+        if self.kept is None:
+            return self.evaluator.run(jobs, schedule, progress)
+        try:
+            results = self.evaluator.run(jobs, self.kept.schedule(jobs, schedule, progress),
+                                         progress)
+        except BaseException:
+            with contextlib.suppress(OSError):  # the failure is what is reported
+                self.kept.flush()
+            raise
+        self.kept.flush()
+        return results
 
     def label(self, generation: int) -> str:
         return generation_label(self.config, generation)
@@ -104,6 +128,7 @@ class GenerationStep:
         budget = c.evaluation.games
         weight_sets = [self.space.weights(x) for x in xs]
         spent = Spent()
+        answered = self.games.kept.answered_seconds if self.games.kept else 0.0
         try:
             results, fits = self.play_and_score(weight_sets, generation, budget, spent)
         except HeuristicError as refused:  # where a player was built: a worker, or here
@@ -118,7 +143,9 @@ class GenerationStep:
         extra = {}
         if c.validation.every and generation % c.validation.every == 0:
             extra = self.validate_best_guess(generation)
-        machines = self.machine_row(generation, spent.seconds, started)
+        if self.games.kept:  # games answered from an earlier sitting took none of these CPUs
+            answered = self.games.kept.answered_seconds - answered
+        machines = self.machine_row(generation, spent.seconds, started, spent.seconds - answered)
         with interrupts.deferred():  # the state and what observers write from it, as one
             state.generation = generation
             state.games += spent.games
@@ -170,7 +197,7 @@ class GenerationStep:
                 rounds = schedule.rounds
                 games.observers.games_renamed(f"{games.label(generation)}, round {rounds}")
 
-        results = games.evaluator.run(jobs, schedule, progress)
+        results = games.run(jobs, schedule, progress)
         return results, schedule.fits
 
     def weights_refused(self, weight_sets: list[dict[str, float]], generation: int,
@@ -218,11 +245,13 @@ class GenerationStep:
             **{f"best_{k}": v for k, v in weight_sets[order[0]].items() if k in tuned},
         }
 
-    def machine_row(self, generation: int, game_seconds: float, started: float) -> dict:
+    def machine_row(self, generation: int, game_seconds: float, started: float,
+                    seconds_here: float | None = None) -> dict:
         """What the machines did for ``generation`` (``cluster.csv``): the CPUs available at
         its end, its wall time since the last generation was measured (so the driver's work
         between generations counts), the CPU-seconds its CPUs were present in that time (nodes
-        join and leave), and the share of those its training games took."""
+        join and leave), and the share of those its training games took (``seconds_here``: of
+        ``game_seconds``, those played in that time, not kept from an earlier sitting)."""
         now = time.perf_counter()
         since = self.clock or started
         self.clock = now
@@ -230,7 +259,8 @@ class GenerationStep:
         present = evaluator.cpu_seconds(since, now)
         return {"generation": generation, "cpus": evaluator.workers,
                 "seconds": round(now - since, 6), "game_seconds": round(game_seconds, 6),
-                "share": round(throughput.share(game_seconds, present), 4),
+                "share": round(throughput.share(
+                    game_seconds if seconds_here is None else seconds_here, present), 4),
                 "cpu_seconds": round(present, 6)}
 
     def validate_best_guess(self, generation: int) -> dict[str, float]:

@@ -65,6 +65,7 @@ BEST_FILE = "best.yaml"
 VALIDATION_FILE = "validation.csv"
 LOG_FILE = "run.log"
 STATUS_FILE = "status.json"  # where the job running it stands: ``tune status``
+KEPT_GAMES_FILE = "games.jsonl"  # games since the last checkpoint: ``tuner.games.kept``
 STOP_FILE = "stop"  # written by `tune stop`: the run stops after its current generation
 MAX_COUNT = 2**63 - 1  # a machine integer: no count a run keeps goes beyond it
 MAX_MAGNITUDE = 1e300  # of any other number a run keeps: far from a float's overflow in a sum

@@ -4,7 +4,8 @@ it, and a new run that takes its place only once it has a checkpoint.
 A new run is written in a staging directory beside its run directory (``.NAME.new``) and renamed
 into place when its first generation's checkpoint is written. Until then nothing exists at the
 run directory's path, or the run that was there (``--overwrite``) is intact; a run that fails or
-is interrupted before its first checkpoint leaves nothing behind. A directory that holds results
+is interrupted before its first checkpoint leaves nothing behind but the games it played, kept in
+its staging directory (``tuner.games.kept``), which the next start of the run takes up. A directory that holds results
 without a checkpoint (a shipped or copied result) is never replaced, nor one holding files that
 are not a run's, nor one holding a file that git tracks (``engine.atomic.check_untracked``): a
 run committed between sessions is resumed from a copy (``resume_a_copy``).
@@ -34,7 +35,7 @@ RETIRED_SUFFIX = ".old"
 # What a run writes; a run stopped before its first checkpoint holds only these.
 STARTED_FILES = {ckpt.CONFIG_FILE, ckpt.LOG_FILE, ckpt.STATUS_FILE}
 RUN_FILES = STARTED_FILES | {ckpt.CHECKPOINT_FILE, ckpt.HISTORY_FILE, ckpt.CLUSTER_FILE,
-                             ckpt.BEST_FILE, ckpt.VALIDATION_FILE, ckpt.STOP_FILE,
+                             ckpt.BEST_FILE, ckpt.VALIDATION_FILE, ckpt.STOP_FILE, ckpt.KEPT_GAMES_FILE,
                              "convergence.png"}
 START_ELSEWHERE = "pick another run.name or run.output_dir in the config"
 
@@ -249,7 +250,9 @@ class NewRun:
             ckpt.check_writable(self.staging, staged_for=run_dir)
             if not staged:
                 self._locks.append(Lock(self.staging, named=run_dir))
-            _empty(self.staging)  # left by a process that died before its first checkpoint
+            # left by a process that died before its first checkpoint; the games it kept are
+            # this run's if it plays them (``tuner.games.kept``)
+            _empty(self.staging, ckpt.KEPT_GAMES_FILE)
         except BaseException:
             if made:
                 with contextlib.suppress(OSError):
@@ -270,9 +273,13 @@ class NewRun:
         _fsync_directory(self.run_dir.parent)
         return self.run_dir
 
-    def abandon(self) -> None:
+    def abandon(self, keep: str | None = None) -> None:
         """The run stopped before its first checkpoint: remove the staging directory, and the
-        folders made for it that are still empty."""
+        folders made for it that are still empty; ``keep``: a file of it to leave, alone in
+        it, for the next start of the run (its kept games)."""
+        if keep is not None:
+            _empty(self.staging, keep)
+            return
         shutil.rmtree(self.staging, ignore_errors=True)
         self._remove_created()
 
@@ -296,8 +303,11 @@ def _missing_ancestors(path: Path) -> list[Path]:
     return missing
 
 
-def _empty(directory: Path) -> None:
+def _empty(directory: Path, keep: str | None = None) -> None:
+    """Remove everything in ``directory`` but a regular file named ``keep``."""
     for path in directory.iterdir():
+        if path.name == keep and path.is_file() and not path.is_symlink():
+            continue
         if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path)
         else:

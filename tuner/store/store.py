@@ -12,6 +12,7 @@ drive runs without a disk.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -44,11 +45,23 @@ class RunStore(Protocol):
 
     def save_state(self, state: RunState) -> None:
         """The checkpoint, with its history and cluster views; the first one settles a staged
-        run into its place."""
+        run into its place. The kept games are emptied: the checkpoint holds them."""
 
     def write_best(self, weights: WeightsFile) -> None: ...
 
     def write_validation(self, table: str) -> None: ...
+
+    def kept_games(self) -> str:
+        """The games kept since the last checkpoint (``tuner.games.kept``), as written; empty
+        where there are none."""
+
+    def keep_games(self, text: str, start: bool = False) -> None:
+        """Append ``text`` to the kept games (``start``: in place of them); the next
+        checkpoint empties them."""
+
+    @property
+    def kept_games_name(self) -> str:
+        """Where the kept games are, for messages."""
 
     def write_status(self, text: str) -> None:
         """``status.json``: where the job stands (``tuner.store.status_file``); no result reads
@@ -107,10 +120,11 @@ class DirectoryStore:
         return self.directory / ckpt.LOG_FILE
 
     def close(self) -> None:
-        """Let go of the locks; a new run that wrote no checkpoint leaves nothing behind."""
+        """Let go of the locks; a new run that wrote no checkpoint leaves nothing behind but
+        the games it kept (``tuner.games.kept``), which the next start of it takes up."""
         if self._new_run is not None:
             if not self._checkpointed:
-                self._new_run.abandon()
+                self._new_run.abandon(keep=ckpt.KEPT_GAMES_FILE if self.kept_games() else None)
             self._new_run.release()
             self._new_run = None
         if self._lock is not None:
@@ -137,6 +151,7 @@ class DirectoryStore:
 
     def save_state(self, state: RunState) -> None:
         ckpt.save_state(self.directory, state)
+        (self.directory / ckpt.KEPT_GAMES_FILE).unlink(missing_ok=True)
         if self._place is not None:
             self.directory = self._place()
             self._place = None
@@ -147,6 +162,26 @@ class DirectoryStore:
 
     def write_validation(self, table: str) -> None:
         atomic_write(self.directory / ckpt.VALIDATION_FILE, table)
+
+    def kept_games(self) -> str:
+        try:
+            return (self.directory / ckpt.KEPT_GAMES_FILE).read_text(encoding="utf-8",
+                                                                   errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def keep_games(self, text: str, start: bool = False) -> None:
+        # appended, not rewritten: a killed process cuts short at most its last line, which
+        # the reader leaves out (``tuner.games.kept``)
+        with open(self.directory / ckpt.KEPT_GAMES_FILE, "w" if start else "a",
+                  encoding="utf-8") as file:
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+
+    @property
+    def kept_games_name(self) -> str:
+        return str(self.directory / ckpt.KEPT_GAMES_FILE)
 
     def write_status(self, text: str) -> None:
         atomic_write(self.directory / ckpt.STATUS_FILE, text)
@@ -188,6 +223,7 @@ class MemoryStore:
         if state.cluster:
             self.files[ckpt.CLUSTER_FILE] = ckpt.rows_csv(list(state.cluster)).encode()
         self.files[ckpt.CHECKPOINT_FILE] = ckpt.encode_state(state)
+        self.files.pop(ckpt.KEPT_GAMES_FILE, None)
 
     def write_best(self, weights: WeightsFile) -> None:
         self.files[ckpt.BEST_FILE] = weights_text(self._location / ckpt.BEST_FILE,
@@ -195,6 +231,17 @@ class MemoryStore:
 
     def write_validation(self, table: str) -> None:
         self.files[ckpt.VALIDATION_FILE] = table.encode()
+
+    def kept_games(self) -> str:
+        return self.files.get(ckpt.KEPT_GAMES_FILE, b"").decode(errors="replace")
+
+    def keep_games(self, text: str, start: bool = False) -> None:
+        kept = b"" if start else self.files.get(ckpt.KEPT_GAMES_FILE, b"")
+        self.files[ckpt.KEPT_GAMES_FILE] = kept + text.encode()
+
+    @property
+    def kept_games_name(self) -> str:
+        return str(self._location / ckpt.KEPT_GAMES_FILE)
 
     def write_status(self, text: str) -> None:
         self.files[ckpt.STATUS_FILE] = text.encode()

@@ -177,6 +177,32 @@ def test_an_interrupted_run_says_how_to_resume_it(tmp_path, monkeypatch, said):
     assert ckpt.load_state(Path("outputs/tiny")).generation == 1
 
 
+def test_a_first_generation_interrupted_keeps_its_games_for_the_next_start(tmp_path, monkeypatch,
+                                                                         said):
+    class CtrlC(api.Observer):
+        def games_played(self, count) -> None:
+            raise KeyboardInterrupt  # once a unit of games has come back
+
+    monkeypatch.chdir(tmp_path)
+    written(tmp_path)
+    outcome = api.run("tiny.yaml", observers=[CtrlC()])
+    found = re.fullmatch(r"interrupted before the first generation completed; the (\d+) games? "
+                         r"it played are kept, and starting it again plays them no more:\n"
+                         r"  tune run tiny\.yaml", outcome.message)
+    assert outcome.exit_code == 130 and found, outcome.message
+    kept = int(found[1])
+    assert kept > 0 and not Path("outputs/tiny").exists()
+    assert [p.name for p in Path("outputs/.tiny.new").iterdir()] == [ckpt.KEPT_GAMES_FILE]
+
+    assert api.run("tiny.yaml").status == "done"
+    assert f"{kept} games kept from the last sitting" in said.getvalue()
+    written(tmp_path, "whole.yaml", output_dir="whole")
+    assert api.run("whole.yaml").status == "done"
+    for name in ("history.csv", "validation.csv"):
+        assert Path("outputs/tiny", name).read_bytes() == Path("whole/tiny", name).read_bytes()
+    assert not Path("outputs/.tiny.new").exists()
+
+
 def test_a_bad_option_from_python_is_refused_by_its_name(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     written(tmp_path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import logging
 import math
 import pickle
@@ -27,7 +28,7 @@ from tuner.loop.run import TuningRun
 from tuner.loop.step import GenerationStep
 from tuner.loop.validation import validate
 from tuner.store import checkpoint as ckpt
-from tuner.store.store import MemoryStore
+from tuner.store.store import DirectoryStore, MemoryStore
 
 OPTIMUM = {"monotonicity_weight": 60.0, "merges_weight": 900.0, "empty_weight": 300.0}
 
@@ -141,6 +142,57 @@ def test_resumed_run_equals_uninterrupted_run(tmp_path):
     assert [e.x for e in a.elites] == [e.x for e in b.elites]
     assert a.games == b.games == 5 * 6 * 4
     assert read_weights(straight / "best.yaml").weights == read_weights(resumed / "best.yaml").weights
+
+
+class Interrupted(SyntheticEvaluator):
+    """Interrupted, as by Ctrl-C, at the unit that would take its games past ``limit``; counts
+    the games it plays."""
+
+    def __init__(self, limit: int | None = None):
+        super().__init__()
+        self.limit = limit
+        self.played = 0
+
+    def play(self, jobs, progress=None):
+        games = sum(len(job.seeds) for job in jobs)
+        if self.limit is not None and self.played + games > self.limit:
+            raise KeyboardInterrupt
+        self.played += games
+        return super().play(jobs, progress)
+
+
+# 4 generations of 6 candidates x 4 games (96), then 4 players x 8 validation games (128 in
+# all), a candidate's games one unit: stopped in generation 1, in generation 2, in validation
+@pytest.mark.parametrize(("limit", "kept", "checkpointed"), [(10, 8, 0), (34, 8, 24),
+                                                             (105, 8, 96)])
+def test_a_run_stopped_mid_phase_goes_on_without_playing_the_games_it_kept(
+        tmp_path, limit, kept, checkpointed):
+    straight = tmp_path / "straight"
+    TuningRun.start(parse_config(config_dict(tmp_path, **{"run.name": "straight"}), "test"),
+                    straight, progress=False).run(SyntheticEvaluator())
+    config = parse_config(config_dict(tmp_path, **{"run.name": "stopped"}), "test")
+    run_dir = tmp_path / "stopped"
+    run = TuningRun.start(config, DirectoryStore.new(run_dir, False, True), progress=False)
+    with pytest.raises(KeyboardInterrupt):
+        run.run(Interrupted(limit))
+    run.store.close()
+    lines = (run.store.location / ckpt.KEPT_GAMES_FILE).read_text().splitlines()[1:]
+    assert sum(len(json.loads(line)["games"]) for line in lines) == kept
+    again = Interrupted()
+    if checkpointed:  # resumed from its checkpoint
+        TuningRun.resume(config, run_dir, ckpt.load_state(run_dir), progress=False).run(again)
+    else:  # started again: the staging directory kept its games alone
+        staged = tmp_path / ".stopped.new"
+        assert [p.name for p in staged.iterdir()] == [ckpt.KEPT_GAMES_FILE]
+        store = DirectoryStore.new(run_dir, False, True)
+        TuningRun.start(config, store, progress=False).run(again)
+        store.close()
+    assert again.played == 128 - checkpointed - kept
+    for name in (ckpt.HISTORY_FILE, ckpt.VALIDATION_FILE):
+        assert (run_dir / name).read_text() == (straight / name).read_text()
+    assert read_weights(run_dir / "best.yaml").weights == read_weights(
+        straight / "best.yaml").weights
+    assert not (run_dir / ckpt.KEPT_GAMES_FILE).exists()  # the last checkpoint emptied it
 
 
 def test_every_generation_is_checkpointed_with_best_so_far(tmp_path):

@@ -11,7 +11,8 @@ What the loop, its observers and ``tune status`` ask of a store, and who asks:
 - ``write_best``: the ``BestSoFar`` observer;
 - ``write_status``: ``LiveStatus`` (tuner/loop/live_status.py), read by ``tune status``
   (tuner/cli/status.py, through ``tuner.store.status_file.read_status``);
-- ``take_stop_request``: ``TuningRun.run``, asked by ``tune stop`` (``run_dir.request_stop``).
+- ``take_stop_request``: ``TuningRun.run``, asked by ``tune stop`` (``run_dir.request_stop``);
+- ``kept_games``, ``keep_games``, ``kept_games_name``: the run's kept games (tuner/games/kept.py).
 
 A store is read here as its reader reads it: a resume (``checkpoint.load_state``, or
 ``MemoryStore.state``), ``tune status``, and the weights file reader.
@@ -36,7 +37,8 @@ from tuner.store.status_file import RunStatus, parse_status, read_status, status
 from tuner.store.store import DirectoryStore, MemoryStore, RunStore
 
 RUN_FILES = (ckpt.CONFIG_FILE, ckpt.CHECKPOINT_FILE, ckpt.HISTORY_FILE, ckpt.CLUSTER_FILE,
-             ckpt.BEST_FILE, ckpt.VALIDATION_FILE, ckpt.STATUS_FILE, ckpt.STOP_FILE)
+             ckpt.BEST_FILE, ckpt.VALIDATION_FILE, ckpt.STATUS_FILE, ckpt.STOP_FILE,
+             ckpt.KEPT_GAMES_FILE)
 CONFIG = {"run": {"name": "r", "seed": 7}, "cmaes": {"popsize": "auto", "max_generations": 3}}
 
 
@@ -222,3 +224,17 @@ def test_a_stop_asked_during_the_first_generation_is_taken_after_its_checkpoint(
     store.save_state(state(1))
     assert store.take_stop_request()
     assert not store.take_stop_request()
+
+
+def test_kept_games_are_appended_started_afresh_and_emptied_by_a_checkpoint(opened):
+    store = started(opened)
+    assert store.kept_games() == ""
+    store.keep_games("a\n")
+    store.keep_games("b\n")
+    assert store.kept_games() == "a\nb\n" and opened.read(ckpt.KEPT_GAMES_FILE) == b"a\nb\n"
+    assert store.kept_games_name == str(store.location / ckpt.KEPT_GAMES_FILE)
+    store.keep_games("c\n", start=True)
+    assert store.kept_games() == "c\n"
+    store.save_state(state(1))
+    assert store.kept_games() == "" and opened.read(ckpt.KEPT_GAMES_FILE) is None
+    assert opened.resumed() == state(1)
