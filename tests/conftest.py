@@ -206,13 +206,13 @@ def forks_ended():
         shutil.rmtree(forks.scratch, ignore_errors=True)
 
 
-def run_tune(args: list[str], cwd: Path, guard: Path | None,
-             timeout: float = 300) -> subprocess.CompletedProcess:
-    """Run ``tune ARGS`` in ``cwd`` and capture its output; with ``guard``, Ray is the stand-in.
-    A fork of a warm process (tests/tune_forks.py): what a subprocess gives, without a new
-    interpreter's start (0.3 to 2 s a command)."""
+def run_tune(args: list[str], cwd: Path, guard: Path | None, timeout: float = 300,
+             preludes: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """Run ``tune ARGS`` in ``cwd`` and capture its output; with ``guard``, Ray is the stand-in;
+    ``preludes``: the test's code, run first. A fork of a warm process (tests/tune_forks.py):
+    what a subprocess gives, without a new interpreter's start (0.3 to 2 s a command)."""
     forks = tune_forks(*([guard] if guard is not None else []))
-    return forks.run(args, cwd, forks.environment(), timeout=timeout)
+    return forks.run(args, cwd, forks.environment(), preludes, timeout=timeout)
 
 
 # ---- what the whole session shares ------------------------------------------------------------------

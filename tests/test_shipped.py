@@ -52,6 +52,22 @@ UNBUILT = [d for d in ENGINE_RUNS if COMPILER is None
            or (d in NNEONNEO_RUNS and (NNEONNEO is None or shutil.which("c++") is None))]
 
 
+# What a run's start prices it at is not what these tests ask (tests/tuner/analysis/
+# test_price.py does): a run of ours starts at the rough game time of its depth, as one too deep
+# to time does, and an external engine's times one game. Timing the games of some twenty starts
+# took about 200 CPU-seconds, a whole game at depth 4 among them.
+ROUGH_PRICE = """
+import tuner.analysis.timing as _timing
+_timing.LONGEST_MEASURED = 0.0
+_timing.MEASURE_SECONDS = 0.0
+"""
+
+
+def started(args: list[str], clone: Path, no_ray: Path):
+    """``tune ARGS`` in the clone, Ray the stand-in, the start priced without timing games."""
+    return run_tune(args, clone, no_ray, preludes=(ROUGH_PRICE,))
+
+
 def runs(run_dirs: list[str]) -> list:
     """``run_dirs`` as test parameters, an engine's skipped where it cannot be built."""
     no_engine = pytest.mark.skip(reason="its engine cannot be built here: no C "
@@ -100,14 +116,14 @@ def test_every_shipped_config_and_run_is_covered():
 ])
 def test_a_shipped_config_starts_and_touches_no_shipped_result(clone, no_ray, config, options):
     before = fingerprint(clone / "runs")
-    result = run_tune(["run", config, *options], clone, no_ray)
+    result = started(["run", config, *options], clone, no_ray)
     assert result.returncode == EXIT_RAY_GUARD, result.stderr
     assert fingerprint(clone / "runs") == before
 
 
 def test_the_documented_short_form_starts_snake(clone, no_ray):
     before = fingerprint(clone / "runs")
-    result = run_tune(["--config", "configs/snake.yaml"], clone, no_ray)
+    result = started(["--config", "configs/snake.yaml"], clone, no_ray)
     assert result.returncode == EXIT_RAY_GUARD, result.stderr
     assert fingerprint(clone / "runs") == before
 
@@ -117,7 +133,7 @@ def test_the_documented_short_form_starts_snake(clone, no_ray):
 def test_replaying_a_shipped_runs_config_never_replaces_it(clone, no_ray, run_dir, overwrite):
     # A shipped run's config.yaml names its own directory: the run is refused, not restarted.
     before = fingerprint(clone / "runs")
-    result = run_tune(["run", f"{run_dir}/config.yaml", *overwrite], clone, no_ray)
+    result = started(["run", f"{run_dir}/config.yaml", *overwrite], clone, no_ray)
     assert result.returncode == 2, result.stderr
     assert "results without a checkpoint, which tune never replaces" in result.stderr
     assert fingerprint(clone / "runs") == before
@@ -128,7 +144,7 @@ def test_replaying_a_shipped_runs_config_never_replaces_it(clone, no_ray, run_di
 def test_replaying_a_moved_runs_config_starts_where_it_began(clone, no_ray, run_dir, overwrite):
     # Its config.yaml names outputs/, where the campaign started: the replay starts there.
     before = fingerprint(clone / "runs")
-    result = run_tune(["run", f"{run_dir}/config.yaml", *overwrite], clone, no_ray)
+    result = started(["run", f"{run_dir}/config.yaml", *overwrite], clone, no_ray)
     assert result.returncode == EXIT_RAY_GUARD, result.stderr
     assert fingerprint(clone / "runs") == before
 
@@ -138,7 +154,7 @@ def test_replaying_a_moved_runs_config_starts_where_it_began(clone, no_ray, run_
 def test_replaying_a_committed_runs_config_leaves_runs_untouched(clone, no_ray, run_dir,
                                                                  overwrite):
     before = fingerprint(clone / "runs")
-    result = run_tune(["run", f"{run_dir}/config.yaml", *overwrite], clone, no_ray)
+    result = started(["run", f"{run_dir}/config.yaml", *overwrite], clone, no_ray)
     assert result.returncode in (2, EXIT_RAY_GUARD), result.stderr
     assert fingerprint(clone / "runs") == before
 
