@@ -86,15 +86,18 @@ def games_for_correlation(spread: float, per_game_sd: float, correlation: float)
     return max(1, math.ceil(ratio * (per_game_sd / spread) ** 2))
 
 
-def measure(config: RunConfig, games: int, generation_games: int) -> Measured:
+def measure(config: RunConfig, games: int, generation_games: int,
+            progress: bool = True) -> Measured:
     """The config's initial point over ``games`` games and, unless ``generation_games`` is 0,
     its first generation (the candidates the run would ask first, ``cmaes.popsize: auto``
-    resolved for the CPUs at hand) over ``generation_games`` games each, on the config's Ray;
-    ``ConfigError`` when the initial point's fitness is 0 (no relative noise)."""
+    resolved for the CPUs at hand) over ``generation_games`` games each, on the config's Ray,
+    counted by a progress bar (lines off a terminal) unless not ``progress``; ``ConfigError``
+    when the initial point's fitness is 0 (no relative noise)."""
     # the engine and Ray, once the config is known good: only to keep start-up fast
     from tuner.cluster.ray_evaluator import evaluator_for
     from tuner.games.evaluation import Job
     from tuner.games.fitness import score_fitness
+    from tuner.games.progress import GameBar
     from tuner.loop.run import new_strategy, popsize_for
 
     space = SearchSpace(config.params)
@@ -109,7 +112,9 @@ def measure(config: RunConfig, games: int, generation_games: int) -> Measured:
             seeds = tuple(noise_seeds(config.run.seed, generation_games))
             xs = new_strategy(config, space).ask()
             jobs += [Job(i + 1, config.player(space.weights(x)), seeds) for i, x in enumerate(xs)]
-        results = evaluator.play(jobs)
+        total = sum(len(job.seeds) for job in jobs)
+        with GameBar("noise", total, enabled=progress) as bar:
+            results = evaluator.play(jobs, bar.update)
     fitness = [score_fitness(r, config.evaluation.fitness, **config.evaluation.fitness_options)
                for r in results]
     if fitness[0].value == 0:

@@ -54,6 +54,6 @@ def handle(args: argparse.Namespace) -> int:
     generation_games = args.generation_games
     if generation_games is None:  # what the run's first generation plays (a game alone: no spread)
         generation_games = max(2, config.evaluation.games.first)
-    measured = noise.measure(config, args.games, generation_games)
+    measured = noise.measure(config, args.games, generation_games, progress=not args.quiet)
     print(noise.format_noise(config, measured, args.target))
     return 0

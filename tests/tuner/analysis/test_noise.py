@@ -221,3 +221,30 @@ def test_what_the_generation_says_about_games_and_strategies(spread_of_values, v
         assert later == 16 * now  # a quarter of the step size: candidates differ 4x less
         assert (now <= 24) == ("unreliable" not in verdict)
         assert (later <= 24) == ("now and once" in verdict)
+
+
+def test_noise_counts_every_game_it_plays_on_a_progress_bar(tmp_path, monkeypatch):
+    from tuner.analysis import noise
+    from tuner.config import load_config
+    from tuner.games import progress
+
+    document = yaml.safe_load((ROOT / "configs" / "quick.yaml").read_text())
+    document["search"]["depth"] = 0
+    document["ray"] = {"workers": 1}  # in this process
+    (tmp_path / "quick.yaml").write_text(yaml.safe_dump(document))
+    bars = []
+
+    class Bar(progress.GameBar):
+        def __init__(self, desc, total, **options):
+            super().__init__(desc, total, **options)
+            self.desc, self.total, self.counted = desc, total, 0
+            bars.append(self)
+
+        def update(self, count=1):
+            self.counted += count
+
+    monkeypatch.setattr(progress, "GameBar", Bar)
+    measured = noise.measure(load_config(tmp_path / "quick.yaml"), 20, 4)
+    [bar] = bars
+    assert (bar.desc, bar.total, bar.counted) == ("noise", 20 + measured.popsize * 4,
+                                                  20 + measured.popsize * 4)
