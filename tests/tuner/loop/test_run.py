@@ -161,33 +161,44 @@ class Interrupted(SyntheticEvaluator):
         return super().play(jobs, progress)
 
 
-# 4 generations of 6 candidates x 4 games (96), then 4 players x 8 validation games (128 in
-# all), a candidate's games one unit: stopped in generation 1, in generation 2, in validation
-@pytest.mark.parametrize(("limit", "kept", "checkpointed"), [(10, 8, 0), (34, 8, 24),
-                                                             (105, 8, 96)])
-def test_a_run_stopped_mid_phase_goes_on_without_playing_the_games_it_kept(
-        tmp_path, limit, kept, checkpointed):
-    straight = tmp_path / "straight"
-    TuningRun.start(parse_config(config_dict(tmp_path, **{"run.name": "straight"}), "test"),
-                    straight, progress=False).run(SyntheticEvaluator())
-    config = parse_config(config_dict(tmp_path, **{"run.name": "stopped"}), "test")
+RACE = {"min": 2, "max": 6, "batch": 2}
+
+
+# 4 generations of 6 candidates x 4 fixed games (96), then 4 players x 8 validation games (128
+# in all), a candidate's games one unit: stopped in generation 1, in generation 2, in validation;
+# and in a run whose candidates race (its rounds' units answered from the kept games)
+@pytest.mark.parametrize(("games", "limit"), [(4, 10), (4, 34), (4, 105), (RACE, 40)],
+                         ids=["generation-1", "generation-2", "validation", "race"])
+def test_a_run_stopped_mid_phase_goes_on_without_playing_the_games_it_kept(tmp_path, games,
+                                                                           limit):
+    def config(name):
+        return parse_config(config_dict(tmp_path, **{"run.name": name,
+                                                     "evaluation.games": games}), "test")
+
+    straight, straight_games = tmp_path / "straight", Interrupted()
+    TuningRun.start(config("straight"), straight, progress=False).run(straight_games)
     run_dir = tmp_path / "stopped"
-    run = TuningRun.start(config, DirectoryStore.new(run_dir, False, True), progress=False)
+    run = TuningRun.start(config("stopped"), DirectoryStore.new(run_dir, False, True),
+                          progress=False)
     with pytest.raises(KeyboardInterrupt):
         run.run(Interrupted(limit))
     run.store.close()
     lines = (run.store.location / ckpt.KEPT_GAMES_FILE).read_text().splitlines()[1:]
-    assert sum(len(json.loads(line)["games"]) for line in lines) == kept
+    kept = sum(len(json.loads(line)["games"]) for line in lines)
+    assert 0 < kept < limit
     again = Interrupted()
-    if checkpointed:  # resumed from its checkpoint
-        TuningRun.resume(config, run_dir, ckpt.load_state(run_dir), progress=False).run(again)
+    if run.checkpointed:  # resumed from its checkpoint
+        state = ckpt.load_state(run_dir)
+        checkpointed = state.games
+        TuningRun.resume(config("stopped"), run_dir, state, progress=False).run(again)
     else:  # started again: the staging directory kept its games alone
+        checkpointed = 0
         staged = tmp_path / ".stopped.new"
         assert [p.name for p in staged.iterdir()] == [ckpt.KEPT_GAMES_FILE]
         store = DirectoryStore.new(run_dir, False, True)
-        TuningRun.start(config, store, progress=False).run(again)
+        TuningRun.start(config("stopped"), store, progress=False).run(again)
         store.close()
-    assert again.played == 128 - checkpointed - kept
+    assert again.played == straight_games.played - checkpointed - kept
     for name in (ckpt.HISTORY_FILE, ckpt.VALIDATION_FILE):
         assert (run_dir / name).read_text() == (straight / name).read_text()
     assert read_weights(run_dir / "best.yaml").weights == read_weights(
