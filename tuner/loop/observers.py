@@ -246,8 +246,10 @@ class GenerationLog(Observer):
 
 
 def games_rate(record: GenerationRecord) -> float:
-    """A generation's training games per second of its wall time."""
-    return record.spent.games / record.seconds if record.seconds > 0 else math.inf
+    """A generation's training games per second of its wall time (those it played: not the
+    games kept from an earlier sitting)."""
+    played = record.spent.games - record.spent.kept
+    return played / record.seconds if record.seconds > 0 else math.inf
 
 
 def eta_seconds(config: RunConfig, state: RunState, record: GenerationRecord) -> float | None:

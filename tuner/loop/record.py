@@ -14,11 +14,15 @@ from tuner.games.fitness import Fitness
 class Spent:
     """What a generation's training games cost: games, CPU-seconds (``cluster.csv``), and
     positions evaluated by their searches (``history.csv``'s ``positions``: the same on every
-    machine, and fair between weights that play longer or shorter games)."""
+    machine, and fair between weights that play longer or shorter games); of those, the games
+    kept from an earlier sitting (``tuner.games.kept``) and their CPU-seconds, which this
+    sitting did not spend."""
 
     games: int = 0
     seconds: float = 0.0
     positions: int = 0
+    kept: int = 0
+    kept_seconds: float = 0.0
 
     def add(self, results: list[list[GameResult]]) -> None:
         for games in results:

@@ -128,7 +128,8 @@ class GenerationStep:
         budget = c.evaluation.games
         weight_sets = [self.space.weights(x) for x in xs]
         spent = Spent()
-        answered = self.games.kept.answered_seconds if self.games.kept else 0.0
+        kept = self.games.kept
+        answered = (kept.answered, kept.answered_seconds) if kept else (0, 0.0)
         try:
             results, fits = self.play_and_score(weight_sets, generation, budget, spent)
         except HeuristicError as refused:  # where a player was built: a worker, or here
@@ -143,9 +144,11 @@ class GenerationStep:
         extra = {}
         if c.validation.every and generation % c.validation.every == 0:
             extra = self.validate_best_guess(generation)
-        if self.games.kept:  # games answered from an earlier sitting took none of these CPUs
-            answered = self.games.kept.answered_seconds - answered
-        machines = self.machine_row(generation, spent.seconds, started, spent.seconds - answered)
+        if kept:  # games answered from an earlier sitting took none of this sitting's time
+            spent.kept = kept.answered - answered[0]
+            spent.kept_seconds = kept.answered_seconds - answered[1]
+        machines = self.machine_row(generation, spent.seconds, started,
+                                    spent.seconds - spent.kept_seconds)
         with interrupts.deferred():  # the state and what observers write from it, as one
             state.generation = generation
             state.games += spent.games

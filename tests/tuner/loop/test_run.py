@@ -187,18 +187,27 @@ def test_a_run_stopped_mid_phase_goes_on_without_playing_the_games_it_kept(tmp_p
     kept = sum(len(json.loads(line)["games"]) for line in lines)
     assert 0 < kept < limit
     again = Interrupted()
+    found = []  # each generation's games found kept, as its record says
+
+    class Found(Observer):
+        def generation_ended(self, record, state):
+            found.append(record.spent.kept)
+
     if run.checkpointed:  # resumed from its checkpoint
         state = ckpt.load_state(run_dir)
-        checkpointed = state.games
-        TuningRun.resume(config("stopped"), run_dir, state, progress=False).run(again)
+        checkpointed, validating = state.games, state.generation == 4
+        TuningRun.resume(config("stopped"), run_dir, state, progress=False).run(
+            again, observers=[Found()])
     else:  # started again: the staging directory kept its games alone
-        checkpointed = 0
+        checkpointed, validating = 0, False
         staged = tmp_path / ".stopped.new"
         assert [p.name for p in staged.iterdir()] == [ckpt.KEPT_GAMES_FILE]
         store = DirectoryStore.new(run_dir, False, True)
-        TuningRun.start(config("stopped"), store, progress=False).run(again)
+        TuningRun.start(config("stopped"), store, progress=False).run(again,
+                                                                        observers=[Found()])
         store.close()
     assert again.played == straight_games.played - checkpointed - kept
+    assert found == ([] if validating else [kept, *[0] * (len(found) - 1)])
     for name in (ckpt.HISTORY_FILE, ckpt.VALIDATION_FILE):
         assert (run_dir / name).read_text() == (straight / name).read_text()
     assert read_weights(run_dir / "best.yaml").weights == read_weights(
