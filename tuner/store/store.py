@@ -12,7 +12,6 @@ drive runs without a disk.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -172,12 +171,11 @@ class DirectoryStore:
 
     def keep_games(self, text: str, start: bool = False) -> None:
         # appended, not rewritten: a killed process cuts short at most its last line, which
-        # the reader leaves out (``tuner.games.kept``)
+        # the reader leaves out (``tuner.games.kept``); no fsync, a process's end is what this
+        # is for (a machine's crash loses what its disk had not written)
         with open(self.directory / ckpt.KEPT_GAMES_FILE, "w" if start else "a",
                   encoding="utf-8") as file:
             file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
 
     @property
     def kept_games_name(self) -> str:
