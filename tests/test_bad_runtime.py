@@ -18,6 +18,7 @@ are marked slow; the module takes about two minutes on 2 cores, one without them
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import re
@@ -443,16 +444,25 @@ def test_a_run_into_a_read_only_folder_leaves_nothing(work):
     assert snapshot(work) == before
 
 
-def test_a_disk_full_before_the_first_checkpoint_leaves_nothing(work):
+def test_a_disk_full_before_the_first_checkpoint_leaves_nothing_but_its_games(work):
     write_config(work / "quick.yaml")
     before = snapshot(work)
     result = tune(["run", "quick.yaml"], work, SERIAL, FULL_DISK,
                   TUNE_TEST_FULL_AT="history.csv:1")
     line = error_line(result, EXIT_FAILURE, advice=1)
     assert "stopped before the first generation completed: cannot write" in line
-    assert "No space left on device; nothing was kept: start it again with:" in line
+    # the first generation's games were played: the checkpoint's write failed
+    said = re.search(r"No space left on device; the (\d+) games it played are kept: make room, "
+                     r"then start it again \(it plays them no more\) with:", line)
+    assert said, line
     assert result.stderr.splitlines()[-1] == "  tune run quick.yaml"
-    assert snapshot(work) == before  # no run directory, no staging, not even outputs/
+    kept = snapshot(work)
+    units = kept.pop("outputs/.quick.new/games.jsonl").splitlines()[1:]  # after its header
+    assert sum(len(json.loads(unit)["games"]) for unit in units) == int(said[1]) > 0
+    assert {name for name in kept if name not in before} == {"outputs", "outputs/.quick.new"}
+    again = tune(["run", "quick.yaml", "--quiet"], work, SERIAL)  # the advice works
+    assert again.returncode == 0, again.stderr
+    assert ckpt.load_state(work / "outputs" / "quick").finished
 
 
 def test_a_disk_full_after_a_checkpoint_keeps_it_and_says_how_to_resume(work):

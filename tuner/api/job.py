@@ -176,10 +176,9 @@ def carry_out(run: TuningRun, launch: Launch, observers: Sequence[Observer] = ()
                 return _said(run, INTERRUPTED, 130, logging.WARNING,
                              f"{how} after generation {run.state.generation} (checkpointed); "
                              f"resume with:\n  {launch.resume_command(run.run_dir)}")
-            if run.kept is not None and run.kept.count:
+            if (kept := _kept(run)) is not None:
                 return _said(run, INTERRUPTED, 130, logging.WARNING,
-                             f"{how} before the first generation completed; the "
-                             f"{counted(run.kept.count, 'game')} it played are kept, and "
+                             f"{how} before the first generation completed; {kept}, and "
                              f"starting it again plays them no more:\n  "
                              f"{launch.start_again(run.run_dir)}")
             return _said(run, INTERRUPTED, 130, logging.WARNING,
@@ -208,10 +207,12 @@ def carry_out(run: TuningRun, launch: Launch, observers: Sequence[Observer] = ()
                              f"tune: error: stopped: {what}; the checkpoint of generation {kept} "
                              f"is kept: make room (or fix the permissions), then resume with:\n"
                              f"  {launch.resume_command(run.run_dir)}")
+            kept = _kept(run)
+            again = ("nothing was kept: start it again" if kept is None else
+                     f"{kept}: make room, then start it again (it plays them no more)")
             return _said(run, FAILED, Failure.exit_code, logging.ERROR,
                          f"tune: error: stopped before the first generation completed: {what}; "
-                         f"nothing was kept: start it again with:\n  "
-                         f"{launch.start_again(run.run_dir)}")
+                         f"{again} with:\n  {launch.start_again(run.run_dir)}")
         except EvaluationError as err:
             ended = _failed(run, err)
             return _games_failed(run, launch, err)
@@ -222,6 +223,14 @@ def carry_out(run: TuningRun, launch: Launch, observers: Sequence[Observer] = ()
                 with interrupts.held() as caught, contextlib.suppress(OSError, BadInput):
                     status.end(*ended)  # whole (a full disk: the message said what happened)
                 interrupts.raise_if_any(caught)
+
+
+def _kept(run: TuningRun) -> str | None:
+    """What a run stopped before its first checkpoint kept (its games, ``tuner.games.kept``),
+    in words; None where it kept none."""
+    if run.kept is None or not run.kept.count:
+        return None
+    return f"the {counted(run.kept.count, 'game')} it played are kept"
 
 
 def _games_failed(run: TuningRun, launch: Launch, err: EvaluationError) -> Outcome:

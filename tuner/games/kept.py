@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from engine.external.player import EnginePlayer
 from engine.rules import RULES
@@ -36,13 +36,23 @@ from tuner.periodic import PeriodicWrite
 if TYPE_CHECKING:
     from tuner.games.evaluation import Job
     from tuner.games.policy import UnitSize
-    from tuner.store.store import RunStore
 
 log = logging.getLogger(__name__)
 
 MARKER = "tune2048-kept-games"
 VERSION = 1
 HEADER = {"format": MARKER, "version": VERSION, "rules": RULES}
+
+
+class Keeper(Protocol):
+    """Where the games are kept: a run's store (``tuner.store.store.RunStore``)."""
+
+    def kept_games(self) -> str: ...
+
+    def keep_games(self, text: str, start: bool = False) -> None: ...
+
+    @property
+    def kept_games_name(self) -> str: ...
 
 
 def _key(spec: PlayerSpec | EnginePlayer) -> str:
@@ -53,7 +63,7 @@ class KeptGames:
     """The games ``store`` keeps for this run: those an earlier sitting left (read once, here),
     and each unit played from now on (``keep``)."""
 
-    def __init__(self, store: RunStore):
+    def __init__(self, store: Keeper):
         self.store = store
         self.games: dict[tuple[str, int], GameResult] = {}
         self.count = 0  # games read from the file, and kept since (before a checkpoint: all)
