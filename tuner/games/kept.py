@@ -133,10 +133,10 @@ class KeptGames:
         self._unread = False
 
     def schedule(self, jobs: Sequence[Job], inner: Schedule,
-                 progress: Callable[[int], None] | None = None) -> KeptSchedule:
-        """``inner``, its units answered from the kept games where they can be, the others'
-        games kept as they come back; ``progress`` counts the answered games too."""
-        return KeptSchedule(self, jobs, inner, progress)
+                 found: Callable[[int], None] | None = None) -> KeptSchedule:
+        """``inner``, its units answered from the kept games where they can be (``found`` is
+        told how many games each answered), the others' games kept as they come back."""
+        return KeptSchedule(self, jobs, inner, found)
 
 
 def _unit(line: str) -> tuple[str, list[GameResult]] | None:
@@ -160,27 +160,27 @@ class KeptSchedule:
     where every game of one is kept, so that only the others reach the driver's pool."""
 
     def __init__(self, kept: KeptGames, jobs: Sequence[Job], inner: Schedule,
-                 progress: Callable[[int], None] | None):
+                 found: Callable[[int], None] | None):
         self.kept = kept
         self.jobs = jobs
         self.inner = inner
-        self.progress = progress
+        self.found = found
 
     def next_units(self, idle: int, size: UnitSize) -> list[Unit]:
         to_play: list[Unit] = []
         while True:
             answered = False
             for unit in self.inner.next_units(max(0, idle - len(to_play)), size):
-                found = self.kept.held(self.jobs[unit.job].spec, unit.seeds)
-                if found is None:
+                held = self.kept.held(self.jobs[unit.job].spec, unit.seeds)
+                if held is None:
                     to_play.append(unit)
                     continue
                 answered = True
-                self.kept.answered += len(found)
-                self.kept.answered_seconds += sum(game.seconds for game in found)
-                self.inner.record(unit, found)
-                if self.progress is not None:
-                    self.progress(len(found))
+                self.kept.answered += len(held)
+                self.kept.answered_seconds += sum(game.seconds for game in held)
+                self.inner.record(unit, held)
+                if self.found is not None:
+                    self.found(len(held))
             if not answered or self.inner.done:
                 return to_play
 

@@ -70,6 +70,12 @@ class GameBar:
         if self._shown is not None:
             self._shown.update(count)
 
+    def found(self, count: int) -> None:
+        """``count`` games done before this phase's games began (kept from an earlier sitting):
+        counted, but not in the games per second."""
+        if self._shown is not None:
+            self._shown.found(count)
+
     def set_description_str(self, desc: str) -> None:
         """The games go on under a new name (a race's next round)."""
         if self._shown is not None:
@@ -111,10 +117,17 @@ class _Bar(tqdm):
         super().__init__(total=total, desc=desc, leave=False, file=stream,
                          bar_format=UP_TO_FORMAT if up_to else FORMAT)
 
+    def found(self, count: int) -> None:
+        self.initial += count  # tqdm's rate counts from ``initial``
+        self.n += count
+        self.last_print_n = self.n
+        self.refresh()
+
     @property
     def format_dict(self) -> dict:
         values = super().format_dict
-        rate = values["rate"] or (values["n"] / values["elapsed"] if values["elapsed"] else 0)
+        elapsed, played = values["elapsed"], values["n"] - values["initial"]
+        rate = values["rate"] or (played / elapsed if elapsed else 0)
         values["speed"] = f"{readable(rate, 3)} games/s" if rate else "? games/s"
         return values
 
@@ -127,6 +140,7 @@ class _Lines:
                  clock: Callable[[], float] | None):
         self.desc, self.total, self.up_to, self.stream = desc, total, up_to, stream
         self.n = 0
+        self.kept = 0  # of ``n``, those found kept (``found``): not in the games per second
         self._clock = clock or time.monotonic
         self.started = self._clock()
         self._due = self.started + FIRST_LINE_SECONDS
@@ -146,6 +160,11 @@ class _Lines:
         with self._lock:
             self.n += count
         self.tick()
+
+    def found(self, count: int) -> None:
+        with self._lock:
+            self.n += count
+            self.kept += count
 
     def set_description_str(self, desc: str) -> None:
         with self._lock:
@@ -182,7 +201,7 @@ class _Lines:
         share = f" ({self.n / self.total:.0%})" if self.total else ""
         of = f"of up to {self.total:,}" if self.up_to else f"of {self.total:,}"
         parts = [f"{self.desc}: {self.n:,} {of} games{share}", f"{clock(elapsed)} elapsed"]
-        rate = self.n / elapsed if elapsed > 0 else 0.0
+        rate = (self.n - self.kept) / elapsed if elapsed > 0 else 0.0
         if rate > 0:
             left = max(self.total - self.n, 0) / rate
             parts += [f"{readable(rate, 3)} games/s",

@@ -40,6 +40,12 @@ class Observer:
     def games_played(self, count: int) -> None:
         """``count`` more games of the current phase have finished."""
 
+    def games_found(self, count: int) -> None:
+        """``count`` games of the current phase were found kept from an earlier sitting
+        (``tuner.games.kept``): finished, though not played now. Unless overridden, they count
+        as played."""
+        self.games_played(count)
+
     def games_renamed(self, label: str) -> None:
         """The current phase goes on under a new name (a race's next round)."""
 
@@ -76,6 +82,10 @@ class Observers(Observer):
     def games_played(self, count: int) -> None:
         for observer in self.observers:
             observer.games_played(count)
+
+    def games_found(self, count: int) -> None:
+        for observer in self.observers:
+            observer.games_found(count)
 
     def games_renamed(self, label: str) -> None:
         for observer in self.observers:
@@ -115,6 +125,10 @@ class ProgressBars(Observer):
     def games_played(self, count: int) -> None:
         if self.bar is not None:
             self.bar.update(count)
+
+    def games_found(self, count: int) -> None:
+        if self.bar is not None:
+            self.bar.found(count)
 
     def games_renamed(self, label: str) -> None:
         if self.bar is not None:

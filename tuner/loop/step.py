@@ -79,8 +79,8 @@ class Games:
         if self.kept is None:
             return self.evaluator.run(jobs, schedule, progress)
         try:
-            results = self.evaluator.run(jobs, self.kept.schedule(jobs, schedule, progress),
-                                         progress)
+            results = self.evaluator.run(
+                jobs, self.kept.schedule(jobs, schedule, self.observers.games_found), progress)
         except BaseException:
             with contextlib.suppress(OSError):  # the failure is what is reported
                 self.kept.flush()

@@ -190,6 +190,22 @@ def test_off_a_terminal_games_are_plain_lines_first_after_seconds_then_every_min
     assert "\r" not in out.getvalue()
 
 
+def test_games_found_kept_count_as_done_but_not_in_the_games_per_second():
+    out, clock = io.StringIO(), Clock()
+    bar = GameBar("gen 2 of 3", 256, file=out, clock=clock)
+    bar.found(100)  # kept from the last sitting: found at once
+    clock.now += progress.FIRST_LINE_SECONDS
+    bar.update(2)
+    assert out.getvalue().splitlines() == [
+        "gen 2 of 3: 102 of 256 games (40%), 0:00:04 elapsed, 0.5 games/s, 0:05:08 left"]
+    terminal = Terminal()
+    with GameBar("gen 2 of 3", 256, file=terminal) as shown:
+        shown.found(100)
+        shown.refresh()
+    assert "100/256 games" in terminal.getvalue()
+    assert "? games/s" in terminal.getvalue()  # none played yet: no speed, not 100 in no time
+
+
 def test_off_a_terminal_a_race_counts_up_to_its_most_games_under_its_rounds_names():
     out, clock = io.StringIO(), Clock()
     bar = GameBar("gen 2 of 5, round 1", 4_096, up_to=True, file=out, clock=clock)

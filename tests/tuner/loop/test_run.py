@@ -188,10 +188,14 @@ def test_a_run_stopped_mid_phase_goes_on_without_playing_the_games_it_kept(tmp_p
     assert 0 < kept < limit
     again = Interrupted()
     found = []  # each generation's games found kept, as its record says
+    counted = []  # what an observer that knows nothing of kept games counts
 
     class Found(Observer):
         def generation_ended(self, record, state):
             found.append(record.spent.kept)
+
+        def games_played(self, count):
+            counted.append(count)
 
     if run.checkpointed:  # resumed from its checkpoint
         state = ckpt.load_state(run_dir)
@@ -208,6 +212,7 @@ def test_a_run_stopped_mid_phase_goes_on_without_playing_the_games_it_kept(tmp_p
         store.close()
     assert again.played == straight_games.played - checkpointed - kept
     assert found == ([] if validating else [kept, *[0] * (len(found) - 1)])
+    assert sum(counted) == again.played + kept
     for name in (ckpt.HISTORY_FILE, ckpt.VALIDATION_FILE):
         assert (run_dir / name).read_text() == (straight / name).read_text()
     assert read_weights(run_dir / "best.yaml").weights == read_weights(
