@@ -309,8 +309,9 @@ class Quote:
     ``--dry-run`` prices at (``tuner.analysis.timing.game_time``: recorded by the run's own
     generations when it has played some, else by an earlier run in its run directory, else
     measured now, an external engine's games too; None where an external engine's timing
-    failed: it has no rough figure, and the run's own games report the failure), and roughly the CPU time its games have left, at the rough figure
-    for its depth (``plays_here``: a run Ray cannot shorten)."""
+    failed: it has no rough figure, and the run's own games report the failure), and roughly
+    the CPU time its games have left, at the rough figure for its depth (``plays_here``: a run
+    Ray cannot shorten)."""
 
     game_time: GameTime | None
     rough_seconds: float | None

@@ -128,8 +128,6 @@ class GenerationStep:
         budget = c.evaluation.games
         weight_sets = [self.space.weights(x) for x in xs]
         spent = Spent()
-        kept = self.games.kept
-        answered = (kept.answered, kept.answered_seconds) if kept else (0, 0.0)
         try:
             results, fits = self.play_and_score(weight_sets, generation, budget, spent)
         except HeuristicError as refused:  # where a player was built: a worker, or here
@@ -144,9 +142,6 @@ class GenerationStep:
         extra = {}
         if c.validation.every and generation % c.validation.every == 0:
             extra = self.validate_best_guess(generation)
-        if kept:  # games answered from an earlier sitting took none of this sitting's time
-            spent.kept = kept.answered - answered[0]
-            spent.kept_seconds = kept.answered_seconds - answered[1]
         machines = self.machine_row(generation, spent.seconds, started,
                                     spent.seconds - spent.kept_seconds)
         with interrupts.deferred():  # the state and what observers write from it, as one
@@ -172,13 +167,18 @@ class GenerationStep:
                        budget: Budget, spent: Spent):
         """A generation's games and fitness, as one phase of games (under a race, its total is
         every candidate at ``max`` games): results and fits; what the games cost goes to
-        ``spent``."""
-        games = self.games
+        ``spent``, with those of them kept from an earlier sitting, which took none of this
+        sitting's time."""
+        games, kept = self.games, self.games.kept
         racing = budget.first != budget.most
+        answered = (kept.answered, kept.answered_seconds) if kept else (0, 0.0)
         with games.observers.games(games.label(generation) + (", round 1" if racing else ""),
                                    len(weight_sets) * budget.most, up_to=racing):
             results, fits = self.play_generation(weight_sets, generation, budget)
             spent.add(results)
+        if kept:
+            spent.kept = kept.answered - answered[0]
+            spent.kept_seconds = kept.answered_seconds - answered[1]
         return results, fits
 
     def play_generation(self, weight_sets: list[dict[str, float]], generation: int,

@@ -5,10 +5,11 @@ A new run is written in a staging directory beside its run directory (``.NAME.ne
 into place when its first generation's checkpoint is written. Until then nothing exists at the
 run directory's path, or the run that was there (``--overwrite``) is intact; a run that fails or
 is interrupted before its first checkpoint leaves nothing behind but the games it played, kept in
-its staging directory (``tuner.games.kept``), which the next start of the run takes up. A directory that holds results
-without a checkpoint (a shipped or copied result) is never replaced, nor one holding files that
-are not a run's, nor one holding a file that git tracks (``engine.atomic.check_untracked``): a
-run committed between sessions is resumed from a copy (``resume_a_copy``).
+its staging directory (``tuner.games.kept``), which the next start of the run takes up. A
+directory that holds results without a checkpoint (a shipped or copied result) is never
+replaced, nor one holding files that are not a run's, nor one holding a file that git tracks
+(``engine.atomic.check_untracked``): a run committed between sessions is resumed from a copy
+(``resume_a_copy``).
 
 The lock is ``flock`` on the directory itself, so taking it writes nothing; the process that
 holds it is found in ``/proc/locks`` to name it in the refusal.
@@ -35,8 +36,8 @@ RETIRED_SUFFIX = ".old"
 # What a run writes; a run stopped before its first checkpoint holds only these.
 STARTED_FILES = {ckpt.CONFIG_FILE, ckpt.LOG_FILE, ckpt.STATUS_FILE}
 RUN_FILES = STARTED_FILES | {ckpt.CHECKPOINT_FILE, ckpt.HISTORY_FILE, ckpt.CLUSTER_FILE,
-                             ckpt.BEST_FILE, ckpt.VALIDATION_FILE, ckpt.STOP_FILE, ckpt.KEPT_GAMES_FILE,
-                             "convergence.png"}
+                             ckpt.BEST_FILE, ckpt.VALIDATION_FILE, ckpt.STOP_FILE,
+                             ckpt.KEPT_GAMES_FILE, "convergence.png"}
 START_ELSEWHERE = "pick another run.name or run.output_dir in the config"
 
 

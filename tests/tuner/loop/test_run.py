@@ -220,6 +220,44 @@ def test_a_run_stopped_mid_phase_goes_on_without_playing_the_games_it_kept(tmp_p
     assert not (run_dir / ckpt.KEPT_GAMES_FILE).exists()  # the last checkpoint emptied it
 
 
+class InUnitsOfFour(Interrupted):
+    """``Interrupted``, every schedule's units of at most four games."""
+
+    def run(self, jobs, schedule, progress=None):
+        from dataclasses import replace
+
+        from tuner.games.policy import UnitSize
+
+        while not schedule.done:
+            for unit in schedule.next_units(0, UnitSize(4)):
+                job = replace(jobs[unit.job], seeds=unit.seeds)
+                schedule.record(unit, self.play([job], progress)[0])
+        return schedule.results()
+
+
+def test_a_generation_counts_as_kept_its_training_games_not_its_best_guesses(tmp_path):
+    # validation.every 1: each generation plays 6 x 4 training games, then its best guess on 8
+    # validation seeds, in two units. Stopped at 62 games: generation 2's 24 training games and
+    # its best guess's first unit (4) are kept, its second unit not played.
+    config = parse_config(config_dict(tmp_path, **{"validation.every": 1}), "test")
+    run_dir = tmp_path / "t"
+    with pytest.raises(KeyboardInterrupt):
+        TuningRun.start(config, run_dir, progress=False).run(InUnitsOfFour(62))
+    units = (run_dir / ckpt.KEPT_GAMES_FILE).read_text().splitlines()[1:]
+    assert [len(json.loads(unit)["games"]) for unit in units] == [4] * 7
+    found = []
+
+    class Found(Observer):
+        def generation_ended(self, record, state):
+            found.append((record.spent.kept, record.spent.games))
+
+    again = InUnitsOfFour()
+    TuningRun.resume(config, run_dir, ckpt.load_state(run_dir), progress=False).run(
+        again, observers=[Found()])
+    assert found[0] == (24, 24)  # the best guess's 4 kept games are not training games
+    assert again.played == (4 - 2) * 32 + 32 + 4  # generations 3 and 4, validation, 1 unit
+
+
 def test_every_generation_is_checkpointed_with_best_so_far(tmp_path):
     doc = config_dict(tmp_path, **{"cmaes.max_generations": 3})
     config = parse_config(doc, "test")
