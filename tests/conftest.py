@@ -259,9 +259,11 @@ def signal_handlers_restored():
 class JobsEvaluator:
     """A stand-in evaluator for the tuning loop: a subclass says what a job's games give
     (``play(jobs, progress)``, each job's results in seed order), and ``run`` hands it every
-    unit a schedule gives out as a job of its own, in order, as one CPU would."""
+    unit a schedule gives out as a job of its own, in order, as one CPU would; a unit holds at
+    most ``unit_games`` games."""
 
     workers = 1
+    unit_games = 1 << 20
 
     def run(self, jobs, schedule, progress=None):
         from dataclasses import replace
@@ -269,7 +271,7 @@ class JobsEvaluator:
         from tuner.games.policy import UnitSize
 
         while not schedule.done:
-            for unit in schedule.next_units(0, UnitSize(1 << 20)):
+            for unit in schedule.next_units(0, UnitSize(self.unit_games)):
                 job = replace(jobs[unit.job], seeds=unit.seeds)
                 schedule.record(unit, self.play([job], progress)[0])
         return schedule.results()

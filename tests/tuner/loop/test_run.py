@@ -223,16 +223,7 @@ def test_a_run_stopped_mid_phase_goes_on_without_playing_the_games_it_kept(tmp_p
 class InUnitsOfFour(Interrupted):
     """``Interrupted``, every schedule's units of at most four games."""
 
-    def run(self, jobs, schedule, progress=None):
-        from dataclasses import replace
-
-        from tuner.games.policy import UnitSize
-
-        while not schedule.done:
-            for unit in schedule.next_units(0, UnitSize(4)):
-                job = replace(jobs[unit.job], seeds=unit.seeds)
-                schedule.record(unit, self.play([job], progress)[0])
-        return schedule.results()
+    unit_games = 4
 
 
 def test_a_generation_counts_as_kept_its_training_games_not_its_best_guesses(tmp_path):
