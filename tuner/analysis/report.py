@@ -247,8 +247,10 @@ def cluster_line(machines: list[dict], history: list[dict] = (),
     positions = {row["generation"]: row["positions"] for row in history
                  if isinstance(row.get("positions"), float)}
     counted_rows = [row for row in machines if row["generation"] in positions]
-    work = throughput.idle_cores(sum(positions[row["generation"]] for row in counted_rows),
-                                 sum(row["seconds"] for row in counted_rows), idle_rate)
+    work = throughput.idle_cores(
+        sum(throughput.positions_here(positions[row["generation"]], row["game_seconds"],
+                                      _played_here(row)) for row in counted_rows),
+        sum(row["seconds"] for row in counted_rows), idle_rate)
     if work is not None:
         lines.append(f"              the work of {work:.1f} idle cores (positions searched per "
                      "second, against one idle core's)")
@@ -256,8 +258,15 @@ def cluster_line(machines: list[dict], history: list[dict] = (),
 
 
 def _share(machines: list[dict]) -> float:
-    return throughput.share(sum(row["game_seconds"] for row in machines),
+    return throughput.share(sum(_played_here(row) for row in machines),
                             sum(_cpu_seconds(row) for row in machines))
+
+
+def _played_here(row: dict) -> float:
+    """The game-seconds a ``cluster.csv`` row's CPUs played in its wall time: its ``share`` of
+    the CPU-seconds present. Its ``game_seconds`` also counts the games kept from an earlier
+    sitting (0.5), which a resumed generation did not play in that time."""
+    return row["share"] * _cpu_seconds(row)
 
 
 def _cpu_seconds(row: dict) -> float:

@@ -81,6 +81,14 @@ def idle_cores(positions: float, wall_seconds: float, idle_rate: float | None) -
     return positions / wall_seconds / idle_rate
 
 
+def positions_here(positions: float, game_seconds: float, seconds_here: float) -> float:
+    """Of ``positions`` searched in ``game_seconds`` of games, those of the ``seconds_here`` of
+    them played in this sitting, at the same speed: a resumed generation also counts the games
+    kept from an earlier sitting, searched before its wall time began, so its work per second
+    of that wall time must leave them out."""
+    return positions * seconds_here / game_seconds if game_seconds > 0 else 0.0
+
+
 def share(game_seconds: float, cpu_seconds: float) -> float:
     """The share of ``cpu_seconds`` of CPUs' time that games took."""
     return game_seconds / cpu_seconds if cpu_seconds > 0 else 0.0

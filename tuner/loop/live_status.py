@@ -74,12 +74,14 @@ class LiveStatus(Observer):
                                     f"{total:,} games played")
 
     def generation_ended(self, record: GenerationRecord, state: RunState) -> None:
-        machines = record.machines
+        machines, spent = record.machines, record.spent
         self.figures = {
             "cpus": machines["cpus"],
             "share": machines["share"],
-            "idle_cores": throughput.idle_cores(record.spent.positions, machines["seconds"],
-                                                self.idle_rate),
+            "idle_cores": throughput.idle_cores(
+                throughput.positions_here(spent.positions, spent.seconds,
+                                          spent.seconds - spent.kept_seconds),
+                machines["seconds"], self.idle_rate),
             "eta_seconds": eta_seconds(self.config, state, record),
         }
         self.write(RUNNING, f"{generation_label(self.config, record.generation)} checkpointed")

@@ -223,9 +223,12 @@ def test_the_throughput_figures():
 
 
 def test_the_report_says_the_share_with_and_without_generation_1_and_the_idle_cores():
-    machines = [{"generation": 1.0, "cpus": 2, "seconds": 20.0, "game_seconds": 4.0},
-                {"generation": 2.0, "cpus": 2, "seconds": 10.0, "game_seconds": 16.0},
-                {"generation": 3.0, "cpus": 2, "seconds": 10.0, "game_seconds": 16.0}]
+    machines = [{"generation": 1.0, "cpus": 2, "seconds": 20.0, "game_seconds": 4.0,
+                 "share": 0.1},
+                {"generation": 2.0, "cpus": 2, "seconds": 10.0, "game_seconds": 16.0,
+                 "share": 0.8},
+                {"generation": 3.0, "cpus": 2, "seconds": 10.0, "game_seconds": 16.0,
+                 "share": 0.8}]
     history = [{"generation": 1.0, "positions": 4e6}, {"generation": 2.0, "positions": 16e6},
                {"generation": 3.0, "positions": 16e6}]
     assert cluster_line(machines, history, idle_rate=1e6).splitlines() == [
@@ -236,6 +239,25 @@ def test_the_report_says_the_share_with_and_without_generation_1_and_the_idle_co
         "idle core's)"),
     ]
     assert len(cluster_line(machines, history).splitlines()) == 2  # no calibration: no figure
+
+
+def test_a_resumed_generations_kept_games_lift_neither_the_share_nor_the_idle_cores():
+    """Generation 2 resumed: 30 game-seconds, of which 12 kept from an earlier sitting and 18
+    played in its 10 s on 2 CPUs (its ``share``, 90%). Counted whole, its games would be 150% of
+    the CPUs' time and its positions 3 idle cores' work on 2 CPUs."""
+    machines = [{"generation": 1.0, "cpus": 2, "seconds": 10.0, "game_seconds": 20.0,
+                 "share": 1.0},
+                {"generation": 2.0, "cpus": 2, "seconds": 10.0, "game_seconds": 30.0,
+                 "share": 0.9, "cpu_seconds": 20.0}]
+    history = [{"generation": 1.0, "positions": 20e6}, {"generation": 2.0, "positions": 30e6}]
+    assert cluster_line(machines, history, idle_rate=1e6).splitlines()[1:] == [
+        ("              95% of their time on training games (90% after generation 1, which "
+         "includes starting the workers)"),
+        ("              the work of 1.9 idle cores (positions searched per second, against one "
+         "idle core's)"),
+    ]
+    assert throughput.positions_here(30e6, 30.0, 18.0) == pytest.approx(18e6)
+    assert throughput.positions_here(0.0, 0.0, 0.0) == 0.0
 
 
 def test_a_calibration_measures_one_core_at_the_runs_settings():

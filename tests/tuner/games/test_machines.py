@@ -141,8 +141,10 @@ def test_the_share_counts_the_cpus_for_the_time_they_were_there_so_never_exceeds
 
 
 def test_the_report_sums_up_the_machines():
-    machines = [{"generation": 1, "cpus": 2, "seconds": 10.0, "game_seconds": 18.0},
-                {"generation": 2, "cpus": 16, "seconds": 10.0, "game_seconds": 144.0}]
+    machines = [{"generation": 1, "cpus": 2, "seconds": 10.0, "game_seconds": 18.0,
+                 "share": 0.9},
+                {"generation": 2, "cpus": 16, "seconds": 10.0, "game_seconds": 144.0,
+                 "share": 0.9}]
     first, share = cluster_line(machines).splitlines()
     assert first == "cluster       2-16 CPUs, 2 generations recorded, 0:00:20 of wall time"
     assert share.strip().startswith("90% of their time on training games")  # not "0.00556 h"

@@ -15,6 +15,7 @@ from tuner.errors import EvaluationError
 from tuner.games.evaluation import SerialEvaluator
 from tuner.loop.live_status import LiveStatus
 from tuner.loop.observers import Observer
+from tuner.loop.record import GenerationRecord, Spent
 from tuner.loop.run import TuningRun
 from tuner.store import checkpoint as ckpt
 from tuner.store.run_dir import request_stop
@@ -72,6 +73,21 @@ def test_the_status_is_written_each_generation_and_done_at_the_end(tmp_path):
     assert final.best_fitness == state.elites[0].fitness
     assert final.event.startswith("reached max_generations (2); validated")
     assert (final.pid, final.host, final.started) == (status.pid, this_host(), 1000)
+
+
+def test_the_idle_cores_leave_out_the_games_kept_from_an_earlier_sitting(tmp_path):
+    """A resumed generation: 30 game-seconds and 30e6 positions, of which 12 s kept from an
+    earlier sitting; 18 s played in its 10 s of wall on 2 CPUs. All its positions over those
+    10 s would be 3 idle cores' work on 2 CPUs."""
+    config = parse_config(config_dict(tmp_path), "s.yaml")
+    run = TuningRun.start(config, config.run_dir, progress=False)
+    run.state.generation, run.state.seconds = 1, 10.0
+    status = LiveStatus(config, run.store, run.state, idle_rate=1e6)
+    spent = Spent(games=30, seconds=30.0, positions=30_000_000, kept=12, kept_seconds=12.0)
+    machines = {"cpus": 2, "seconds": 10.0, "share": 0.9}
+    status.generation_ended(GenerationRecord(1, [], [], [], spent, {}, machines, 10.0, False),
+                            run.state)
+    assert read_status(config.run_dir)[0].idle_cores == pytest.approx(1.8)
 
 
 def test_the_status_changes_nothing_the_run_computes(tmp_path):
