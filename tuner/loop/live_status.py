@@ -79,8 +79,7 @@ class LiveStatus(Observer):
             "cpus": machines["cpus"],
             "share": machines["share"],
             "idle_cores": throughput.idle_cores(
-                throughput.positions_here(spent.positions, spent.seconds,
-                                          spent.seconds - spent.kept_seconds),
+                throughput.positions_here(spent.positions, spent.seconds, spent.seconds_here),
                 machines["seconds"], self.idle_rate),
             "eta_seconds": eta_seconds(self.config, state, record),
         }

@@ -24,6 +24,11 @@ class Spent:
     kept: int = 0
     kept_seconds: float = 0.0
 
+    @property
+    def seconds_here(self) -> float:
+        """The CPU-seconds of the games this sitting played: what its CPUs' time went to."""
+        return self.seconds - self.kept_seconds
+
     def add(self, results: list[list[GameResult]]) -> None:
         for games in results:
             self.games += len(games)

@@ -142,8 +142,7 @@ class GenerationStep:
         extra = {}
         if c.validation.every and generation % c.validation.every == 0:
             extra = self.validate_best_guess(generation)
-        machines = self.machine_row(generation, spent.seconds, started,
-                                    spent.seconds - spent.kept_seconds)
+        machines = self.machine_row(generation, spent.seconds, started, spent.seconds_here)
         with interrupts.deferred():  # the state and what observers write from it, as one
             state.generation = generation
             state.games += spent.games
